@@ -1,0 +1,26 @@
+// Package config loads DeerFlow-compatible config.yaml and
+// extensions_config.json files into typed Go values.
+//
+// [Load] (or the pure [Parse]) reads config.yaml strictly: every error is an
+// [*Error] carrying the file, line and key path (for example
+// "config.yaml:12: models[0].api_key: environment variable OPENAI_KEY is not
+// set"). Sections Antler implements (models, tools, tool_search, sandbox,
+// skills, subagents, acp_agents, ...) reject unknown keys, except that extra
+// keys in models[] and tools[] entries are kept as provider options. Top-level
+// sections that only DeerFlow implements (memory, summarization, title, ...)
+// are accepted and listed in [Config.Ignored], so DeerFlow's own
+// config.example.yaml loads unchanged.
+//
+// A string value that starts with "$" names an environment variable. In
+// config.yaml a missing variable is a load error; in extensions_config.json it
+// becomes the empty string plus a warning, except in the headers and env of an
+// enabled MCP server, where it is an error for that server only
+// ([MCPServer.Err]).
+//
+// [LoadExtensions] reads extensions_config.json. Because another process (the
+// gateway) may rewrite that file at any time, [ExtensionsCache] re-checks its
+// [Signature] (mtime, size and SHA-256) on every Get and re-parses only when
+// the signature changed. [WriteFileAtomic] is the one way Antler writes these
+// files. [ResolvePaths] implements the --config/--extensions/--home lookup
+// order of the CLI contract.
+package config
