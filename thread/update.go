@@ -1,0 +1,165 @@
+package thread
+
+import (
+	"fmt"
+
+	"github.com/antlerhq/antler/model"
+)
+
+// Update is a change to a thread's state, returned by tools and
+// middlewares. A nil field leaves that key alone; each non-nil field is
+// merged with the key's reducer (see the Merge functions).
+type Update struct {
+	// Messages are appended, or replace the message with the same ID;
+	// a message with Remove set deletes by ID (RemoveAllID clears).
+	Messages []model.Message `json:"messages,omitempty"`
+	// Sandbox is merged with MergeSandbox; conflicting ids are an error.
+	Sandbox *Sandbox `json:"sandbox,omitempty"`
+	// ThreadData replaces the current value.
+	ThreadData *ThreadData `json:"thread_data,omitempty"`
+	// Artifacts are appended, keeping the first occurrence of each path.
+	Artifacts []string `json:"artifacts,omitempty"`
+	// ViewedImages are merged per key; a non-nil empty map clears all.
+	ViewedImages map[string]ViewedImage `json:"viewed_images,omitempty"`
+	// Promoted is merged with MergePromoted.
+	Promoted *Promoted `json:"promoted,omitempty"`
+	// Todos replaces the list; a non-nil empty slice clears it.
+	Todos []Todo `json:"todos,omitempty"`
+	// Delegations are upserted by id (MergeDelegations).
+	Delegations []Delegation `json:"delegations,omitempty"`
+	// SkillContext entries are merged with MergeSkillContext.
+	SkillContext []SkillContext `json:"skill_context,omitempty"`
+	// UploadedFiles replaces the list.
+	UploadedFiles []UploadedFile `json:"uploaded_files,omitempty"`
+	// Title, SummaryText and Goal replace the current value when non-nil.
+	Title       *string `json:"title,omitempty"`
+	SummaryText *string `json:"summary_text,omitempty"`
+	Goal        *string `json:"goal,omitempty"`
+}
+
+// IsZero reports whether u changes nothing.
+func (u *Update) IsZero() bool {
+	return u == nil || (u.Messages == nil && u.Sandbox == nil && u.ThreadData == nil &&
+		u.Artifacts == nil && u.ViewedImages == nil && u.Promoted == nil && u.Todos == nil &&
+		u.Delegations == nil && u.SkillContext == nil && u.UploadedFiles == nil &&
+		u.Title == nil && u.SummaryText == nil && u.Goal == nil)
+}
+
+// Apply merges u into s with each key's reducer. On error (a sandbox
+// conflict) s is left unchanged.
+func (s *State) Apply(u *Update) error {
+	if u == nil {
+		return nil
+	}
+	sandbox, err := MergeSandbox(s.Sandbox, u.Sandbox)
+	if err != nil {
+		return err
+	}
+	s.Sandbox = sandbox
+	if u.Messages != nil {
+		s.Messages = MergeMessages(s.Messages, u.Messages)
+	}
+	if u.ThreadData != nil {
+		td := *u.ThreadData
+		s.ThreadData = &td
+	}
+	s.Artifacts = MergeArtifacts(s.Artifacts, u.Artifacts)
+	s.ViewedImages = MergeViewedImages(s.ViewedImages, u.ViewedImages)
+	s.Promoted = MergePromoted(s.Promoted, u.Promoted)
+	if u.Todos != nil {
+		s.Todos = append([]Todo{}, u.Todos...)
+	}
+	if u.Delegations != nil {
+		s.Delegations = MergeDelegations(s.Delegations, u.Delegations)
+	}
+	if u.SkillContext != nil {
+		s.SkillContext = MergeSkillContext(s.SkillContext, u.SkillContext)
+	}
+	if u.UploadedFiles != nil {
+		s.UploadedFiles = append([]UploadedFile{}, u.UploadedFiles...)
+	}
+	if u.Title != nil {
+		s.Title = *u.Title
+	}
+	if u.SummaryText != nil {
+		s.SummaryText = *u.SummaryText
+	}
+	if u.Goal != nil {
+		s.Goal = *u.Goal
+	}
+	return nil
+}
+
+// Merge combines two updates made in the same step so that applying the
+// result equals applying a then b. It is used to fold the updates of
+// parallel tool calls into one checkpointed write.
+func Merge(a, b *Update) (*Update, error) {
+	if a == nil {
+		return b, nil
+	}
+	if b == nil {
+		return a, nil
+	}
+	out := *a
+	out.Messages = append(append([]model.Message(nil), a.Messages...), b.Messages...)
+	sb, err := MergeSandbox(a.Sandbox, b.Sandbox)
+	if err != nil {
+		return nil, err
+	}
+	out.Sandbox = sb
+	if b.ThreadData != nil {
+		out.ThreadData = b.ThreadData
+	}
+	if a.Artifacts != nil || b.Artifacts != nil {
+		out.Artifacts = MergeArtifacts(append([]string{}, a.Artifacts...), b.Artifacts)
+	}
+	switch {
+	case b.ViewedImages != nil && len(b.ViewedImages) == 0:
+		out.ViewedImages = map[string]ViewedImage{}
+	case b.ViewedImages != nil:
+		out.ViewedImages = MergeViewedImages(cloneImages(a.ViewedImages), b.ViewedImages)
+		if a.ViewedImages != nil && len(a.ViewedImages) == 0 {
+			// a cleared, then b added: keep the clear by resetting first.
+			out.ViewedImages = MergeViewedImages(map[string]ViewedImage{}, b.ViewedImages)
+		}
+	}
+	out.Promoted = MergePromoted(a.Promoted, b.Promoted)
+	if b.Todos != nil {
+		out.Todos = b.Todos
+	}
+	if b.Delegations != nil {
+		out.Delegations = append(append([]Delegation(nil), a.Delegations...), b.Delegations...)
+	}
+	if b.SkillContext != nil {
+		out.SkillContext = append(append([]SkillContext(nil), a.SkillContext...), b.SkillContext...)
+	}
+	if b.UploadedFiles != nil {
+		out.UploadedFiles = b.UploadedFiles
+	}
+	if b.Title != nil {
+		out.Title = b.Title
+	}
+	if b.SummaryText != nil {
+		out.SummaryText = b.SummaryText
+	}
+	if b.Goal != nil {
+		out.Goal = b.Goal
+	}
+	return &out, nil
+}
+
+func cloneImages(m map[string]ViewedImage) map[string]ViewedImage {
+	out := make(map[string]ViewedImage, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// SandboxConflictError reports two different sandbox ids written to one
+// thread.
+type SandboxConflictError struct{ Existing, New string }
+
+func (e *SandboxConflictError) Error() string {
+	return fmt.Sprintf("Conflicting sandbox state updates: '%s' != '%s'", e.Existing, e.New)
+}

@@ -1,0 +1,351 @@
+package toolset
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+
+	"github.com/antlerhq/antler/config"
+	"github.com/antlerhq/antler/tool"
+)
+
+// Source says where an assembled tool came from.
+type Source string
+
+// The tool sources, in assembly (and de-duplication priority) order.
+const (
+	SourceConfig  Source = "config"
+	SourceBuiltin Source = "builtin"
+	SourceMCP     Source = "mcp"
+	SourceACP     Source = "acp"
+)
+
+// The names of the conditional built-ins Assemble adds.
+const (
+	PresentFiles     = "present_files"
+	AskClarification = "ask_clarification"
+	SkillManage      = "skill_manage"
+	Task             = "task"
+	ViewImage        = "view_image"
+)
+
+// bashUse is DeerFlow's use string of the host bash tool, which the
+// host-bash gate drops even when the entry is renamed.
+const bashUse = "deerflow.sandbox.tools:bash_tool"
+
+// Entry is one assembled tool.
+type Entry struct {
+	Tool   *tool.Tool
+	Source Source
+	// Group is the config group for config tools, the server name for MCP
+	// tools, and "builtin" or "acp" otherwise.
+	Group string
+	// Deferred marks an MCP tool whose schema is hidden until tool_search
+	// promotes it (set by the deferred-tool setup, not by Assemble).
+	Deferred bool
+}
+
+// Toolset is the result of one assembly, in bound order.
+type Toolset struct {
+	Entries []Entry
+}
+
+// Tools returns the tools in bound order.
+func (s *Toolset) Tools() []*tool.Tool {
+	out := make([]*tool.Tool, len(s.Entries))
+	for i, e := range s.Entries {
+		out[i] = e.Tool
+	}
+	return out
+}
+
+// Names returns the tool names in bound order.
+func (s *Toolset) Names() []string {
+	out := make([]string, len(s.Entries))
+	for i, e := range s.Entries {
+		out[i] = e.Tool.Name
+	}
+	return out
+}
+
+// Lookup returns the entry named name.
+func (s *Toolset) Lookup(name string) (Entry, bool) {
+	for _, e := range s.Entries {
+		if e.Tool.Name == name {
+			return e, true
+		}
+	}
+	return Entry{}, false
+}
+
+// Add appends tools from source unless their name is taken; it returns
+// the names it skipped. The lead-agent factory uses it for setup_agent,
+// update_agent and tool_search.
+func (s *Toolset) Add(source Source, group string, tools ...*tool.Tool) (skipped []string) {
+	for _, t := range tools {
+		if _, ok := s.Lookup(t.Name); ok {
+			skipped = append(skipped, t.Name)
+			continue
+		}
+		s.Entries = append(s.Entries, Entry{Tool: t, Source: source, Group: group})
+	}
+	return skipped
+}
+
+// Remove drops the tool named name, if present.
+func (s *Toolset) Remove(name string) {
+	s.Entries = slices.DeleteFunc(s.Entries, func(e Entry) bool { return e.Tool.Name == name })
+}
+
+// MCPSource supplies the MCP tools of the enabled servers. Implementations
+// re-read the extensions file cheaply at every call (another process may
+// have changed it), serve cached tools, and skip broken servers with a
+// warning. An error means no MCP tools at all; Assemble logs it and goes
+// on without them. Tools should carry Meta["mcp_server"].
+//
+// When the tool list has not changed, an implementation should return the
+// same slice (same backing array) so that Assemble can reuse its previous
+// result.
+type MCPSource interface {
+	Tools(ctx context.Context) ([]*tool.Tool, error)
+}
+
+// ACPToolFactory builds the single invoke_acp_agent tool for the
+// configured acp_agents.
+type ACPToolFactory func(ctx context.Context, cfg *config.Config) (*tool.Tool, error)
+
+// Assembler assembles tool lists. Its exported fields are set before first
+// use and never changed afterwards; Assemble is safe for concurrent use.
+type Assembler struct {
+	// Registry resolves config tools' use strings. Required.
+	Registry *Registry
+	// Env is passed to factories. Required.
+	Env *Env
+	// Builtins are the built-in tools by name; Assemble adds those its
+	// rules call for, skipping any that are missing.
+	Builtins map[string]*tool.Tool
+	// MCP supplies MCP tools; nil means none.
+	MCP MCPSource
+	// ACP builds invoke_acp_agent; nil means none.
+	ACP ACPToolFactory
+	// Logger receives warnings (duplicates, name mismatches, broken MCP);
+	// nil discards.
+	Logger *slog.Logger
+
+	mu sync.Mutex // guards the caches below
+	// configTools caches the resolved config tools of the last config.
+	configCfg   *config.Config
+	configTools []resolvedTool
+	// last caches the previous assembly, reused when nothing changed.
+	last *memo
+}
+
+type resolvedTool struct {
+	tool  *tool.Tool
+	group string
+	use   string
+}
+
+type memo struct {
+	cfg      *config.Config
+	opts     Options
+	mcp      []*tool.Tool
+	acp      *tool.Tool
+	entries  []Entry
+	warnings []string
+}
+
+// Options select what Assemble includes.
+type Options struct {
+	// Config overrides Env.Config for this assembly.
+	Config *config.Config
+	// Groups filters config tools by group: nil keeps all, an empty
+	// non-nil slice keeps none.
+	Groups []string
+	// IncludeMCP adds the MCP source's tools.
+	IncludeMCP bool
+	// ModelName picks the model whose supports_vision decides view_image;
+	// "" means the first configured model.
+	ModelName string
+	// SubagentEnabled adds the task tool.
+	SubagentEnabled bool
+}
+
+func (o Options) equal(p Options) bool {
+	return o.Config == p.Config && o.IncludeMCP == p.IncludeMCP && o.ModelName == p.ModelName &&
+		o.SubagentEnabled == p.SubagentEnabled && (o.Groups == nil) == (p.Groups == nil) &&
+		slices.Equal(o.Groups, p.Groups)
+}
+
+func (a *Assembler) log() *slog.Logger {
+	if a.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return a.Logger
+}
+
+// Assemble returns the tools a run may bind, in DeerFlow's order: config
+// tools (group filter, host-bash gate, resolved through the registry),
+// built-ins, MCP tools, the ACP tool; then de-duplication by name, first
+// one wins, with a warning naming the kept and the dropped source.
+//
+// A bad use string fails the assembly with a *config.Error; a failing MCP
+// source only costs its own tools.
+func (a *Assembler) Assemble(ctx context.Context, opts Options) (*Toolset, error) {
+	cfg := opts.Config
+	if cfg == nil && a.Env != nil {
+		cfg = a.Env.Config
+	}
+	if cfg == nil {
+		return nil, fmt.Errorf("toolset: no configuration")
+	}
+	configTools, err := a.resolveConfigTools(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+
+	var mcpTools []*tool.Tool
+	if opts.IncludeMCP && a.MCP != nil {
+		mcpTools, err = a.MCP.Tools(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			a.log().Warn("MCP tools unavailable; continuing without them", "err", err)
+			mcpTools = nil
+		}
+	}
+	var acpTool *tool.Tool
+	if a.ACP != nil && len(cfg.ACPAgents) > 0 {
+		acpTool, err = a.ACP(ctx, cfg)
+		if err != nil {
+			a.log().Warn("invoke_acp_agent unavailable", "err", err)
+			acpTool = nil
+		}
+	}
+
+	a.mu.Lock()
+	if m := a.last; m != nil && m.cfg == cfg && m.opts.equal(opts) && sameSlice(m.mcp, mcpTools) && m.acp == acpTool {
+		entries := slices.Clone(m.entries)
+		a.mu.Unlock()
+		return &Toolset{Entries: entries}, nil
+	}
+	a.mu.Unlock()
+
+	entries, warnings := a.combine(cfg, opts, configTools, mcpTools, acpTool)
+	for _, w := range warnings {
+		a.log().Warn(w)
+	}
+	a.mu.Lock()
+	a.last = &memo{cfg: cfg, opts: cloneOptions(opts), mcp: mcpTools, acp: acpTool, entries: entries, warnings: warnings}
+	a.mu.Unlock()
+	return &Toolset{Entries: slices.Clone(entries)}, nil
+}
+
+func cloneOptions(o Options) Options {
+	if o.Groups != nil {
+		o.Groups = slices.Clone(o.Groups)
+	}
+	return o
+}
+
+func sameSlice(a, b []*tool.Tool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	return len(a) == 0 || &a[0] == &b[0]
+}
+
+// resolveConfigTools builds every config tool once per loaded config.
+// Factories run at most once per *config.Config; the gate and group
+// filter are applied per assembly.
+func (a *Assembler) resolveConfigTools(ctx context.Context, cfg *config.Config) ([]resolvedTool, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.configCfg == cfg && a.configTools != nil {
+		return a.configTools, nil
+	}
+	env := a.Env
+	if env == nil || env.Config != cfg {
+		e := Env{Config: cfg, Logger: a.log()}
+		if a.Env != nil {
+			e = *a.Env
+			e.Config = cfg
+		}
+		env = &e
+	}
+	hostBash := cfg.IsHostBashAllowed()
+	out := make([]resolvedTool, 0, len(cfg.Tools))
+	for _, entry := range cfg.Tools {
+		if !hostBash && (entry.Group == "bash" || entry.Use == bashUse) {
+			// Gated tools are never built: a disabled bash must not fail
+			// the assembly because of its own options.
+			continue
+		}
+		t, err := a.Registry.BuildTool(ctx, env, entry)
+		if err != nil {
+			return nil, err
+		}
+		if entry.Name != "" && entry.Name != t.Name {
+			a.log().Warn("config tool name differs from the tool's own name; binding the tool's own name",
+				"config_name", entry.Name, "tool_name", t.Name, "use", entry.Use, "line", entry.Line)
+		}
+		out = append(out, resolvedTool{tool: t, group: entry.Group, use: entry.Use})
+	}
+	a.configCfg, a.configTools = cfg, out
+	return out, nil
+}
+
+func (a *Assembler) combine(cfg *config.Config, opts Options, configTools []resolvedTool, mcpTools []*tool.Tool, acpTool *tool.Tool) ([]Entry, []string) {
+	entries := make([]Entry, 0, len(configTools)+8+len(mcpTools)+1)
+	seen := make(map[string]Source, cap(entries))
+	var warnings []string
+	add := func(e Entry) {
+		if prev, dup := seen[e.Tool.Name]; dup {
+			warnings = append(warnings, fmt.Sprintf(
+				"duplicate tool name %q: keeping the %s tool, dropping the %s tool (group %s)",
+				e.Tool.Name, prev, e.Source, e.Group))
+			return
+		}
+		seen[e.Tool.Name] = e.Source
+		entries = append(entries, e)
+	}
+	for _, rt := range configTools {
+		if opts.Groups != nil && !slices.Contains(opts.Groups, rt.group) {
+			continue
+		}
+		add(Entry{Tool: rt.tool, Source: SourceConfig, Group: rt.group})
+	}
+	for _, name := range a.builtinNames(cfg, opts) {
+		if t := a.Builtins[name]; t != nil {
+			add(Entry{Tool: t, Source: SourceBuiltin, Group: "builtin"})
+		}
+	}
+	for _, t := range mcpTools {
+		add(Entry{Tool: t, Source: SourceMCP, Group: t.Meta["mcp_server"]})
+	}
+	if acpTool != nil {
+		add(Entry{Tool: acpTool, Source: SourceACP, Group: "acp"})
+	}
+	return entries, warnings
+}
+
+func (a *Assembler) builtinNames(cfg *config.Config, opts Options) []string {
+	names := []string{PresentFiles, AskClarification}
+	if cfg.SkillEvolution.Enabled {
+		names = append(names, SkillManage)
+	}
+	if opts.SubagentEnabled {
+		names = append(names, Task)
+	}
+	m, ok := cfg.Model(opts.ModelName)
+	if !ok {
+		m, ok = cfg.DefaultModel()
+	}
+	if ok && m.SupportsVision {
+		names = append(names, ViewImage)
+	}
+	return names
+}
