@@ -1,0 +1,159 @@
+package config
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+const (
+	sectionUnknown = iota
+	sectionImplemented
+	sectionDeerFlow
+)
+
+// sectionKind classifies a top-level key of config.yaml.
+func sectionKind(name string) int {
+	switch name {
+	case "acp_agents", "config_version", "database", "loop_detection", "models",
+		"read_before_write", "sandbox", "skill_evolution", "skill_scan", "skills",
+		"subagents", "tool_groups", "tool_output", "tool_search", "tools", "uploads":
+		return sectionImplemented
+	case "agent_storage", "agents_api", "auth", "authorization", "channel_connections",
+		"channels", "checkpointer", "circuit_breaker", "dedupe_storage", "extensions",
+		"guardrails", "input_polish", "llm_call", "log_level", "logging",
+		"max_recursion_limit", "mcp_tasks", "memory", "middlewares", "plugins",
+		"run_events", "run_ownership", "safety_finish_reason", "scheduler",
+		"stream_bridge", "suggestions", "summarization", "title", "token_budget",
+		"token_usage", "tool_progress", "tracing":
+		return sectionDeerFlow
+	}
+	return sectionUnknown
+}
+
+// isSandboxProviderKey reports whether key is one of the container-provider
+// keys DeerFlow documents for the sandbox section (AIO, BoxLite,
+// provisioner, Tenki and E2B style providers). They go to Sandbox.Options.
+func isSandboxProviderKey(key string) bool {
+	switch key {
+	case "image", "port", "replicas", "overflow_policy", "acquire_timeout",
+		"burst_limit", "container_prefix", "idle_timeout",
+		"health_check_skip_seconds", "ownership", "thread_data_mounts",
+		"environment", "provisioner_url", "provisioner_api_key", "memory_mib",
+		"cpus", "api_key", "base_url", "project_id", "workspace_id",
+		"cpu_cores", "memory_mb", "max_duration", "sticky", "home_dir",
+		"template", "timeout", "domain":
+		return true
+	}
+	return false
+}
+
+// acceptedKeys lists keys that a section type accepts without a field:
+// DeerFlow keys Antler does not use (they are ignored) and the sandbox
+// provider keys (kept in Options).
+func acceptedKey(t reflect.Type, key string) bool {
+	switch t {
+	case reflect.TypeFor[Sandbox]():
+		return isSandboxProviderKey(key)
+	case reflect.TypeFor[Database]():
+		switch key {
+		case "checkpoint_channel_mode", "checkpoint_delta", "checkpoint_graph_cache",
+			"checkpoint_cache", "echo_sql", "pool_size", "pool_recycle", "command_timeout":
+			return true
+		}
+	}
+	return false
+}
+
+// checkKeys rejects keys of n that the Go type t does not declare: the
+// strict half of decoding (yaml's Node.Decode has no KnownFields). Maps
+// with an ",inline" field accept any extra key.
+func (p *parser) checkKeys(n *yaml.Node, t reflect.Type, path string) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		switch t.Kind() {
+		case reflect.Struct:
+			fields, open := yamlFields(t)
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := n.Content[i], n.Content[i+1]
+				if k.Value == "<<" {
+					p.checkKeys(v, t, path)
+					continue
+				}
+				child := joinKey(path, k.Value)
+				ft, ok := fields[k.Value]
+				switch {
+				case ok:
+					p.checkKeys(v, ft, child)
+				case open || acceptedKey(t, k.Value):
+				default:
+					p.errorf(k.Line, child, "unknown key %q%s", k.Value, knownHint(fields))
+				}
+			}
+		case reflect.Map:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := n.Content[i], n.Content[i+1]
+				p.checkKeys(v, t.Elem(), joinKey(path, k.Value))
+			}
+		}
+	case yaml.SequenceNode:
+		if t.Kind() == reflect.Slice {
+			for i, item := range n.Content {
+				p.checkKeys(item, t.Elem(), indexKey(path, i))
+			}
+		}
+	}
+}
+
+// yamlFields returns the yaml keys of struct type t and whether t has an
+// inline map that accepts any other key.
+func yamlFields(t reflect.Type) (map[string]reflect.Type, bool) {
+	fields := map[string]reflect.Type{}
+	open := false
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("yaml")
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "-" {
+			continue
+		}
+		if strings.Contains(opts, "inline") {
+			if f.Type.Kind() == reflect.Map {
+				open = true
+			} else {
+				sub, o := yamlFields(f.Type)
+				for k, v := range sub {
+					fields[k] = v
+				}
+				open = open || o
+			}
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		fields[name] = f.Type
+	}
+	return fields, open
+}
+
+// knownHint lists the valid keys when there are few enough to read.
+func knownHint(fields map[string]reflect.Type) string {
+	if len(fields) == 0 || len(fields) > 16 {
+		return ""
+	}
+	names := make([]string, 0, len(fields))
+	for k := range fields {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return " (known keys: " + strings.Join(names, ", ") + ")"
+}
