@@ -6,5 +6,6 @@ package toolset
 // factories; each area registers in its own file (default_*.go).
 func DefaultRegistry() *Registry {
 	r := NewRegistry()
+	registerCommand(r)
 	return r
 }

