@@ -346,7 +346,6 @@ func defaultUploads() Uploads {
 // at its default.
 func Default() *Config {
 	return &Config{
-		ConfigVersion:   ExampleConfigVersion,
 		ToolSearch:      defaultToolSearch(),
 		ToolOutput:      defaultToolOutput(),
 		ReadBeforeWrite: ReadBeforeWrite{Enabled: true},

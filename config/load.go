@@ -99,7 +99,6 @@ func Parse(file string, data []byte, lookupEnv func(string) (string, bool)) (*Co
 		lineKey:   map[int]string{},
 		keyLine:   map[string]int{},
 	}
-	p.cfg.ConfigVersion = 0
 	if err := p.parse(data); err != nil {
 		return nil, err
 	}
@@ -291,7 +290,9 @@ func kindName(n *yaml.Node) string {
 // walked where they are defined), which also bounds the work on hostile
 // input.
 func (p *parser) walk(n *yaml.Node, path string) {
-	if path != "" {
+	// A key path wins its line; a list item only claims a free line, so an
+	// error about "key:\n  - item" is reported at the key.
+	if _, taken := p.lineKey[n.Line]; path != "" && !taken {
 		p.lineKey[n.Line] = path
 	}
 	switch n.Kind {
