@@ -1,0 +1,255 @@
+package openai
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/antlerhq/antler/model"
+)
+
+// DefaultBaseURL is OpenAI's API endpoint, used when neither
+// Options.BaseURL nor the BaseURLEnv variable is set.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// Options configures a Model. The zero value of every field is usable
+// except Model, which names the provider's model and is required.
+type Options struct {
+	// Name is the models[] entry name, used in error messages.
+	Name string
+	// ConfigKey is where the entry lives in config.yaml ("models[0]"),
+	// used in the missing-key hint; "" names it by Name instead.
+	ConfigKey string
+	// Provider is a short label used in error messages; "" = "openai".
+	Provider string
+	// Model is the provider's model id ("gpt-4o", "deepseek-chat").
+	Model string
+
+	// APIKey is the bearer token. "" = the APIKeyEnv variable.
+	APIKey string
+	// APIKeyEnv names the variable read when APIKey is empty;
+	// "" = OPENAI_API_KEY.
+	APIKeyEnv string
+	// KeyOptional lets the model run without a key (Ollama, vLLM); a
+	// placeholder is sent instead.
+	KeyOptional bool
+	// BaseURL is the API root including /v1. "" = the BaseURLEnv
+	// variable, then DefaultBaseURL.
+	BaseURL string
+	// BaseURLEnv names the variable read when BaseURL is empty;
+	// "" = OPENAI_BASE_URL.
+	BaseURLEnv string
+	// DefaultBaseURL is used when neither BaseURL nor BaseURLEnv is set;
+	// "" = [DefaultBaseURL].
+	DefaultBaseURL string
+
+	// MaxTokens, when positive, caps the completion length. A request's
+	// own MaxTokens takes precedence.
+	MaxTokens int
+	// UseMaxCompletionTokens sends the limit as max_completion_tokens
+	// (OpenAI's current name) instead of max_tokens (what compatible
+	// servers understand).
+	UseMaxCompletionTokens bool
+	// Temperature, when non-nil, is sent with every request unless the
+	// request sets its own.
+	Temperature *float64
+	// Timeout bounds each HTTP attempt; 0 = no limit beyond ctx.
+	Timeout time.Duration
+	// MaxRetries is how often the SDK retries 408/409/429/5xx and
+	// connection errors; 0 = the SDK's default (2), negative = never.
+	MaxRetries int
+	// ExtraBody is merged into every request body (DeerFlow's
+	// extra_body); keys override the fields Antler sets.
+	ExtraBody map[string]any
+	// ThinkingBody is merged into the body when a request asks for
+	// thinking and SupportsThinking is set (when_thinking_enabled).
+	ThinkingBody map[string]any
+	// NoThinkingBody is merged into the body when a request does not ask
+	// for thinking and SupportsThinking is set (when_thinking_disabled).
+	NoThinkingBody map[string]any
+	// SupportsThinking says the model honours ThinkingBody.
+	SupportsThinking bool
+	// EchoReasoning sends an assistant message's Reasoning back as
+	// reasoning_content, as DeepSeek's thinking mode with tools requires.
+	EchoReasoning bool
+	// Headers are added to every request.
+	Headers map[string]string
+
+	// HTTPClient replaces the SDK's default client (tests).
+	HTTPClient *http.Client
+	// Logger receives debug logs; nil discards them.
+	Logger *slog.Logger
+	// Getenv looks up environment variables; nil = os.Getenv.
+	Getenv func(string) string
+}
+
+// Model is an OpenAI-compatible chat model. It is safe for concurrent
+// use; all fields are immutable after New.
+type Model struct {
+	opts    Options
+	client  oai.Client
+	baseURL string
+	// keyErr is returned by every Generate when no key was found.
+	keyErr error
+	logger *slog.Logger
+}
+
+var _ model.ChatModel = (*Model)(nil)
+
+// New returns a Model for opts. It fails only for an unusable base URL
+// or a missing Model; a missing API key is reported by Generate.
+func New(opts Options) (*Model, error) {
+	if opts.Model == "" {
+		return nil, errors.New("model: the model id is empty (set model)")
+	}
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	opts.Provider = cmp.Or(opts.Provider, "openai")
+	keyEnv := cmp.Or(opts.APIKeyEnv, "OPENAI_API_KEY")
+	baseEnv := cmp.Or(opts.BaseURLEnv, "OPENAI_BASE_URL")
+
+	base := cmp.Or(opts.BaseURL, getenv(baseEnv), opts.DefaultBaseURL, DefaultBaseURL)
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("base_url %q is not an http(s) URL", base)
+	}
+	base = strings.TrimRight(base, "/")
+
+	m := &Model{opts: opts, baseURL: base, logger: opts.Logger}
+	if m.logger == nil {
+		m.logger = slog.New(slog.DiscardHandler)
+	}
+	key := cmp.Or(opts.APIKey, getenv(keyEnv))
+	if key == "" {
+		if opts.KeyOptional {
+			key = "EMPTY"
+		} else {
+			where := opts.ConfigKey
+			if where == "" {
+				where = fmt.Sprintf("models[] entry %q", opts.Name)
+			}
+			m.keyErr = &model.ProviderError{Model: opts.Name, Provider: opts.Provider,
+				Message: "no API key", Hint: fmt.Sprintf("set %s or api_key in %s", keyEnv, where)}
+		}
+	}
+
+	reqOpts := []option.RequestOption{
+		option.WithBaseURL(base + "/"),
+		option.WithAPIKey(key),
+	}
+	switch {
+	case opts.MaxRetries < 0:
+		reqOpts = append(reqOpts, option.WithMaxRetries(0))
+	case opts.MaxRetries > 0:
+		reqOpts = append(reqOpts, option.WithMaxRetries(opts.MaxRetries))
+	}
+	if opts.Timeout > 0 {
+		reqOpts = append(reqOpts, option.WithRequestTimeout(opts.Timeout))
+	}
+	if opts.HTTPClient != nil {
+		reqOpts = append(reqOpts, option.WithHTTPClient(opts.HTTPClient))
+	}
+	for k, v := range opts.Headers {
+		reqOpts = append(reqOpts, option.WithHeader(k, v))
+	}
+	m.client = oai.NewClient(reqOpts...)
+	return m, nil
+}
+
+// BaseURL returns the API root the model talks to.
+func (m *Model) BaseURL() string { return m.baseURL }
+
+// Generate streams the model's answer to req. See [model.ChatModel].
+func (m *Model) Generate(ctx context.Context, req *model.Request) iter.Seq2[model.Event, error] {
+	return func(yield func(model.Event, error) bool) {
+		if m.keyErr != nil {
+			yield(model.Event{}, m.keyErr)
+			return
+		}
+		params, err := m.params(req)
+		if err != nil {
+			yield(model.Event{}, m.wrap(ctx, err))
+			return
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		start := time.Now()
+		stream := m.client.Chat.Completions.NewStreaming(ctx, params)
+		defer stream.Close()
+
+		var asm assembler
+		for stream.Next() {
+			for _, ev := range asm.add(stream.Current()) {
+				if !yield(ev, nil) {
+					return
+				}
+			}
+		}
+		if err := stream.Err(); err != nil {
+			yield(model.Event{}, m.wrap(ctx, err))
+			return
+		}
+		if err := ctx.Err(); err != nil {
+			yield(model.Event{}, err)
+			return
+		}
+		resp, err := asm.response()
+		if err != nil {
+			yield(model.Event{}, m.wrap(ctx, err))
+			return
+		}
+		m.logger.Debug("model call done", "model", m.opts.Name, "finish", resp.FinishReason,
+			"tool_calls", len(resp.Message.ToolCalls), "elapsed", time.Since(start))
+		yield(model.Event{Response: resp}, nil)
+	}
+}
+
+// wrap turns an SDK or transport error into a *model.ProviderError;
+// cancellation is returned as the context's own error.
+func (m *Model) wrap(ctx context.Context, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return ctxErr
+	}
+	pe := &model.ProviderError{Model: m.opts.Name, Provider: m.opts.Provider, Err: err}
+	var apiErr *oai.Error
+	var netErr net.Error
+	switch {
+	case errors.As(err, &apiErr):
+		pe.StatusCode = apiErr.StatusCode
+		pe.Message = cmp.Or(apiErr.Message, strings.TrimSpace(apiErr.RawJSON()))
+		if apiErr.StatusCode == http.StatusUnauthorized {
+			pe.Hint = "check api_key or " + cmp.Or(m.opts.APIKeyEnv, "OPENAI_API_KEY")
+		}
+		if apiErr.StatusCode == http.StatusNotFound {
+			pe.Hint = fmt.Sprintf("check model %q and base_url %s", m.opts.Model, m.baseURL)
+		}
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		pe.Message = "the stream ended unexpectedly: " + err.Error()
+	case errors.As(err, &netErr), isConnRefused(err):
+		pe.Message = fmt.Sprintf("cannot reach %s: %v", m.baseURL, err)
+		pe.Hint = "check base_url or " + cmp.Or(m.opts.BaseURLEnv, "OPENAI_BASE_URL")
+	default:
+		pe.Message = err.Error()
+	}
+	return pe
+}
+
+func isConnRefused(err error) bool {
+	var opErr *net.OpError
+	return errors.As(err, &opErr)
+}

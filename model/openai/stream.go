@@ -1,0 +1,178 @@
+package openai
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	oai "github.com/openai/openai-go/v3"
+
+	"github.com/antlerhq/antler/model"
+)
+
+// assembler builds a response from streamed chunks. Tool calls are kept
+// in slots keyed by the index the server sends; a server that repeats an
+// index for a new call (a different id) gets a new slot, so calls are
+// never glued together.
+type assembler struct {
+	text      strings.Builder
+	reasoning strings.Builder
+	calls     []*callSlot
+	byIndex   map[int64]int // server index -> slot
+	finish    string
+	usage     *model.Usage
+	chunks    int
+}
+
+type callSlot struct {
+	id, name string
+	args     strings.Builder
+}
+
+// add folds one chunk into the response and returns the events it
+// carries.
+func (a *assembler) add(c oai.ChatCompletionChunk) []model.Event {
+	a.chunks++
+	var evs []model.Event
+	if c.JSON.Usage.Valid() && (c.Usage.TotalTokens > 0 || c.Usage.PromptTokens > 0 || c.Usage.CompletionTokens > 0) {
+		a.usage = &model.Usage{
+			InputTokens:  c.Usage.PromptTokens,
+			OutputTokens: c.Usage.CompletionTokens,
+			TotalTokens:  c.Usage.TotalTokens,
+		}
+	}
+	for _, ch := range c.Choices {
+		if ch.Index != 0 {
+			continue // Antler never asks for n > 1
+		}
+		d := ch.Delta
+		if r := reasoningOf(d); r != "" {
+			a.reasoning.WriteString(r)
+			evs = append(evs, model.Event{ReasoningDelta: r})
+		}
+		if d.Content != "" {
+			a.text.WriteString(d.Content)
+			evs = append(evs, model.Event{TextDelta: d.Content})
+		}
+		for _, tc := range d.ToolCalls {
+			evs = append(evs, a.addCall(tc))
+		}
+		if ch.FinishReason != "" {
+			a.finish = ch.FinishReason
+		}
+	}
+	return evs
+}
+
+func (a *assembler) addCall(tc oai.ChatCompletionChunkChoiceDeltaToolCall) model.Event {
+	if a.byIndex == nil {
+		a.byIndex = map[int64]int{}
+	}
+	slot, ok := a.byIndex[tc.Index]
+	if ok && tc.ID != "" && a.calls[slot].id != "" && a.calls[slot].id != tc.ID {
+		ok = false // same index reused for a new call
+	}
+	if !ok {
+		slot = len(a.calls)
+		a.calls = append(a.calls, &callSlot{})
+		a.byIndex[tc.Index] = slot
+	}
+	s := a.calls[slot]
+	if tc.ID != "" && s.id == "" {
+		s.id = tc.ID
+	}
+	if tc.Function.Name != "" {
+		s.name += tc.Function.Name
+	}
+	s.args.WriteString(tc.Function.Arguments)
+	return model.Event{ToolCallDelta: &model.ToolCallDelta{
+		Index: slot, ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments,
+	}}
+}
+
+// reasoningOf reads the reasoning text that OpenAI-compatible servers
+// put in non-standard delta fields.
+func reasoningOf(d oai.ChatCompletionChunkChoiceDelta) string {
+	for _, key := range [...]string{"reasoning_content", "reasoning"} {
+		f, ok := d.JSON.ExtraFields[key]
+		if !ok || !f.Valid() {
+			continue
+		}
+		var s string
+		if json.Unmarshal([]byte(f.Raw()), &s) == nil && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// errEmptyStream is returned when a stream ends without any choice.
+var errEmptyStream = errors.New("the stream ended without a response (no finish_reason and no content)")
+
+// response returns the assembled response.
+func (a *assembler) response() (*model.Response, error) {
+	if a.finish == "" && a.text.Len() == 0 && len(a.calls) == 0 && a.reasoning.Len() == 0 {
+		return nil, errEmptyStream
+	}
+	msg := model.Message{
+		Role:      model.RoleAssistant,
+		Content:   a.text.String(),
+		Reasoning: a.reasoning.String(),
+	}
+	for _, s := range a.calls {
+		args := strings.TrimSpace(s.args.String())
+		if args == "" {
+			args = "{}"
+		}
+		id := s.id
+		if id == "" {
+			id = newCallID()
+		}
+		msg.ToolCalls = append(msg.ToolCalls, model.ToolCall{ID: id, Name: s.name, Arguments: RawArguments(args)})
+	}
+	resp := &model.Response{Message: msg, FinishReason: normaliseFinish(a.finish, len(msg.ToolCalls) > 0)}
+	if a.usage != nil {
+		resp.Usage = *a.usage
+		u := *a.usage
+		resp.Message.Usage = &u
+	}
+	return resp, nil
+}
+
+// normaliseFinish maps a chat-completions finish reason to Antler's. A
+// response with tool calls always finishes with FinishToolCalls, since
+// several compatible servers say "stop" there.
+func normaliseFinish(reason string, hasCalls bool) model.FinishReason {
+	if hasCalls {
+		return model.FinishToolCalls
+	}
+	switch reason {
+	case "length":
+		return model.FinishLength
+	case "content_filter":
+		return model.FinishSafety
+	case "tool_calls", "function_call":
+		return model.FinishToolCalls
+	default:
+		return model.FinishStop
+	}
+}
+
+// RawArguments returns args as JSON. Arguments that are not valid JSON
+// (a model's mistake) are kept as a JSON string, so the message still
+// serialises and the tool's validation reports the problem to the model.
+func RawArguments(args string) json.RawMessage {
+	if json.Valid([]byte(args)) {
+		return json.RawMessage(args)
+	}
+	b, _ := json.Marshal(args)
+	return b
+}
+
+func newCallID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "call_" + hex.EncodeToString(b[:])
+}
