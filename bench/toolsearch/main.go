@@ -1,0 +1,76 @@
+// Command toolsearch scores a tool-search method on the offline
+// evaluation data (normalised JSONL catalogue and query files):
+//
+//	go run ./bench/toolsearch -catalog FILE.jsonl -queries FILE.jsonl [-k 5] [-method antler|deerflow|bm25] [-json]
+//
+// It prints {"method","k","queries","recall_at_k","hit_at_k","mrr",
+// "p50_us","p99_us"}. Each query's whole text is the search query. For
+// LiveMCPBench every gold tool is scored (any id of gold_ids_any_of
+// counts); for MetaTool, gold_ids.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/antlerhq/antler/deferred"
+	"github.com/antlerhq/antler/internal/searcheval"
+	"github.com/antlerhq/antler/tool"
+)
+
+func main() {
+	catalog := flag.String("catalog", "", "normalised catalogue `file` (JSONL)")
+	queries := flag.String("queries", "", "normalised query `file` (JSONL)")
+	k := flag.Int("k", 5, "score the top `k` results")
+	method := flag.String("method", "antler", "search `method`: antler, deerflow or bm25")
+	asJSON := flag.Bool("json", false, "print JSON only")
+	flag.Parse()
+	if err := run(*catalog, *queries, *k, *method, *asJSON); err != nil {
+		fmt.Fprintln(os.Stderr, "toolsearch:", err)
+		os.Exit(1)
+	}
+}
+
+func run(catalogFile, queryFile string, k int, method string, asJSON bool) error {
+	if catalogFile == "" || queryFile == "" {
+		return fmt.Errorf("-catalog and -queries are required")
+	}
+	entries, err := searcheval.ReadJSONL[searcheval.Entry](catalogFile)
+	if err != nil {
+		return err
+	}
+	qs, err := searcheval.ReadJSONL[searcheval.Query](queryFile)
+	if err != nil {
+		return err
+	}
+	tools, ids := searcheval.Tools(entries)
+	var search func(string, int) []string
+	switch method {
+	case "antler":
+		c := deferred.NewCatalog(tools)
+		search = func(q string, k int) []string { return names(c.Search(q, k)) }
+	case "deerflow":
+		search = searcheval.NewDeerFlow(tools).Search
+	case "bm25":
+		search = searcheval.NewBM25(tools).Search
+	default:
+		return fmt.Errorf("unknown -method %q (want antler, deerflow or bm25)", method)
+	}
+	res := searcheval.Evaluate(method, search, ids, qs, k)
+	if asJSON {
+		return json.NewEncoder(os.Stdout).Encode(res)
+	}
+	fmt.Printf("%-8s k=%d queries=%d recall@k=%.3f hit@k=%.3f mrr=%.3f p50=%.0fµs p99=%.0fµs\n",
+		res.Method, res.K, res.Queries, res.RecallAtK, res.HitAtK, res.MRR, res.P50us, res.P99us)
+	return nil
+}
+
+func names(tools []*tool.Tool) []string {
+	out := make([]string, len(tools))
+	for i, t := range tools {
+		out[i] = t.Name
+	}
+	return out
+}

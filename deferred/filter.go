@@ -1,0 +1,65 @@
+package deferred
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/antlerhq/antler/model"
+	"github.com/antlerhq/antler/tool"
+)
+
+// NotPromotedError is the text of the result of a call to a deferred tool
+// that tool_search has not promoted (DeerFlow's wording).
+func NotPromotedError(name string) string {
+	return fmt.Sprintf("Error: Tool '%s' is deferred and has not been promoted yet. Call tool_search first to expose and promote this tool's schema, then retry.", name)
+}
+
+// FilterModel returns the model middleware that removes the definitions
+// of deferred, unpromoted tools from each model request. Promotions are
+// read from the call's state and count only under this catalogue's hash.
+// Tools that are not in the catalogue are never touched.
+func (c *Catalog) FilterModel() tool.ModelMiddleware {
+	return func(next tool.ModelHandler) tool.ModelHandler {
+		return func(ctx context.Context, call *tool.ModelCall) (*model.Response, error) {
+			if call == nil || call.Request == nil {
+				return next(ctx, call)
+			}
+			hidden := false
+			for _, d := range call.Request.Tools {
+				if c.IsHidden(call.State, d.Name) {
+					hidden = true
+					break
+				}
+			}
+			if !hidden {
+				return next(ctx, call)
+			}
+			req := call.Request.Clone()
+			kept := req.Tools[:0]
+			for _, d := range req.Tools {
+				if !c.IsHidden(call.State, d.Name) {
+					kept = append(kept, d)
+				}
+			}
+			req.Tools = kept
+			filtered := *call
+			filtered.Request = req
+			return next(ctx, &filtered)
+		}
+	}
+}
+
+// GuardTools returns the tool middleware that answers a call to a
+// deferred, unpromoted tool with [NotPromotedError] instead of running
+// it. The executor still holds every tool; only the call is refused.
+func (c *Catalog) GuardTools() tool.Middleware {
+	return func(next tool.Handler) tool.Handler {
+		return func(ctx context.Context, call *tool.Call, args json.RawMessage) (*tool.Result, error) {
+			if call != nil && c.IsHidden(call.State, call.Name) {
+				return tool.Errorf("%s", NotPromotedError(call.Name)), nil
+			}
+			return next(ctx, call, args)
+		}
+	}
+}

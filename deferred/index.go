@@ -1,0 +1,428 @@
+package deferred
+
+import (
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/antlerhq/antler/tool"
+)
+
+// The fields of a tool that ranked search reads.
+const (
+	fieldName = iota
+	fieldServer
+	fieldDescription
+	fieldParamName
+	fieldParamDescription
+	numFields
+)
+
+// fieldParams are the BM25F weight and length normalisation (b) of each
+// field. The name says most about what a tool does and is short, so it
+// weighs most and is barely length-normalised; parameter descriptions are
+// long and often generic ("the page number"), so they weigh least.
+var fieldParams = [numFields]struct{ weight, b float64 }{
+	fieldName:             {weight: 3.0, b: 0.3},
+	fieldServer:           {weight: 1.5, b: 0.3},
+	fieldDescription:      {weight: 1.0, b: 0.75},
+	fieldParamName:        {weight: 0.7, b: 0.5},
+	fieldParamDescription: {weight: 0.4, b: 0.75},
+}
+
+const (
+	// bm25K1 is BM25's term-frequency saturation.
+	bm25K1 = 1.2
+	// nameCoverageBoost multiplies a tool's score by 1+boost×coverage,
+	// where coverage is the share of the tool's name terms that the query
+	// contains: a query naming most of "get_stock_price" is about it.
+	nameCoverageBoost = 0.6
+	// serverBoost multiplies the score of a tool whose whole server name
+	// occurs in the query ("... on GitHub" → the github server's tools).
+	serverBoost = 0.5
+	// exactNameBoost multiplies the score of a tool whose full name
+	// occurs verbatim in the query.
+	exactNameBoost = 2.0
+)
+
+// posting is one document's weight for a term: its BM25F pseudo term
+// frequency, already length-normalised per field.
+type posting struct {
+	doc int32
+	tf  float32
+}
+
+// index is the precomputed ranked-search structure of one catalogue. It
+// is immutable after buildIndex and safe for concurrent use.
+type index struct {
+	n        int
+	terms    map[string]int32 // term → id
+	postings [][]posting      // by term id
+	idf      []float32        // by term id
+	stems    map[string]string
+
+	nameTerms   [][]int32 // by doc: distinct terms of the name
+	lowerNames  []string  // by doc: lowercased name, for exact-name boosts
+	server      []int32   // by doc: server id, -1 for none
+	serverTerms [][]int32 // by server id: distinct terms of the server name
+
+	// texts is "name description" of each tool, what DeerFlow's regex
+	// searched; rawRuns maps each lowercased letter/digit run of the texts
+	// to the documents containing it, to pre-filter regex candidates.
+	texts      []string
+	lowerTexts []string
+	names      []string
+	rawRuns    map[string][]int32
+	runList    []string
+}
+
+// docFields are the term lists of one tool, by field.
+type docFields [numFields][]int32
+
+func buildIndex(tools []*tool.Tool) *index {
+	ix := &index{
+		n:          len(tools),
+		terms:      make(map[string]int32),
+		nameTerms:  make([][]int32, len(tools)),
+		lowerNames: make([]string, len(tools)),
+		server:     make([]int32, len(tools)),
+		texts:      make([]string, len(tools)),
+		lowerTexts: make([]string, len(tools)),
+		names:      make([]string, len(tools)),
+		rawRuns:    make(map[string][]int32),
+	}
+	st := &stemmer{cache: make(map[string]string)}
+	servers := make(map[string]int32)
+	docs := make([]docFields, len(tools))
+	var totalLen [numFields]float64
+	var scratch []string
+	id := func(term string) int32 {
+		if i, ok := ix.terms[term]; ok {
+			return i
+		}
+		i := int32(len(ix.terms))
+		ix.terms[term] = i
+		return i
+	}
+	ids := func(dst []int32, words []string) []int32 {
+		for _, w := range words {
+			dst = append(dst, id(w))
+		}
+		return dst
+	}
+
+	for d, t := range tools {
+		f := &docs[d]
+		scratch = st.terms(scratch[:0], t.Name)
+		f[fieldName] = ids(nil, scratch)
+		ix.nameTerms[d] = distinct(f[fieldName])
+		ix.lowerNames[d] = lowerASCII(t.Name)
+
+		ix.server[d] = -1
+		if srv := t.Meta["mcp_server"]; srv != "" {
+			sid, ok := servers[srv]
+			if !ok {
+				sid = int32(len(ix.serverTerms))
+				servers[srv] = sid
+				ix.serverTerms = append(ix.serverTerms, distinct(ids(nil, st.terms(nil, srv))))
+			}
+			ix.server[d] = sid
+			f[fieldServer] = ix.serverTerms[sid]
+		}
+
+		scratch = st.terms(scratch[:0], t.Description)
+		f[fieldDescription] = ids(nil, scratch)
+
+		var pn, pd []int32
+		forEachParam(t.InputSchema, func(name, desc string) {
+			pn = ids(pn, st.terms(scratch[:0], name))
+			pd = ids(pd, st.terms(scratch[:0], desc))
+		})
+		f[fieldParamName], f[fieldParamDescription] = pn, pd
+		for k := range numFields {
+			totalLen[k] += float64(len(f[k]))
+		}
+
+		text := t.Name + " " + t.Description
+		ix.texts[d] = text
+		ix.lowerTexts[d] = strings.ToLower(text)
+		ix.names[d] = t.Name
+		addRuns(ix.rawRuns, text, int32(d))
+	}
+
+	var avg [numFields]float64
+	for k := range numFields {
+		avg[k] = max(totalLen[k]/float64(max(len(tools), 1)), 1)
+	}
+	ix.postings = make([][]posting, len(ix.terms))
+	acc := make(map[int32]float64)
+	for d := range docs {
+		clear(acc)
+		for k := range numFields {
+			fp := fieldParams[k]
+			norm := fp.weight / (1 - fp.b + fp.b*float64(len(docs[d][k]))/avg[k])
+			for _, term := range docs[d][k] {
+				acc[term] += norm
+			}
+		}
+		for term, tf := range acc {
+			ix.postings[term] = append(ix.postings[term], posting{doc: int32(d), tf: float32(tf)})
+		}
+	}
+	ix.idf = make([]float32, len(ix.terms))
+	for term, ps := range ix.postings {
+		df := float64(len(ps))
+		ix.idf[term] = float32(math.Log(1 + (float64(ix.n)-df+0.5)/(df+0.5)))
+	}
+	ix.stems = st.cache
+	ix.runList = make([]string, 0, len(ix.rawRuns))
+	for r := range ix.rawRuns {
+		ix.runList = append(ix.runList, r)
+	}
+	return ix
+}
+
+// forEachParam calls fn with the name and description of each property
+// of an object schema, and of the properties of object-valued and
+// array-of-object properties one level down.
+func forEachParam(schema []byte, fn func(name, desc string)) {
+	if len(schema) == 0 {
+		return
+	}
+	var walk func(props gjson.Result, depth int)
+	walk = func(props gjson.Result, depth int) {
+		props.ForEach(func(key, value gjson.Result) bool {
+			if !value.IsObject() {
+				return true
+			}
+			fn(key.String(), value.Get("description").String())
+			if depth == 0 {
+				if sub := value.Get("properties"); sub.IsObject() {
+					walk(sub, 1)
+				} else if sub := value.Get("items.properties"); sub.IsObject() {
+					walk(sub, 1)
+				}
+			}
+			return true
+		})
+	}
+	walk(gjson.GetBytes(schema, "properties"), 0)
+}
+
+// addRuns records doc under each distinct lowercased letter/digit run of
+// text.
+func addRuns(runs map[string][]int32, text string, doc int32) {
+	start := -1
+	for i := 0; i <= len(text); i++ {
+		alnum := i < len(text) && isASCIIAlnum(text[i])
+		if alnum && start < 0 {
+			start = i
+		}
+		if !alnum && start >= 0 {
+			r := lowerASCII(text[start:i])
+			if ps := runs[r]; len(ps) == 0 || ps[len(ps)-1] != doc {
+				runs[r] = append(ps, doc)
+			}
+			start = -1
+		}
+	}
+}
+
+func isASCIIAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+func distinct(ids []int32) []int32 {
+	var out []int32
+	for _, id := range ids {
+		dup := false
+		for _, o := range out {
+			if o == id {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// queryTerms returns the distinct known term ids of a query.
+func (ix *index) queryTerms(query string) []int32 {
+	var out []int32
+	splitWords(query, func(w string) {
+		if len(w) < 2 || stopWord(w) {
+			return
+		}
+		st, ok := ix.stems[w]
+		if !ok {
+			st = stemWord(w)
+		}
+		id, ok := ix.terms[st]
+		if !ok {
+			return
+		}
+		for _, o := range out {
+			if o == id {
+				return
+			}
+		}
+		out = append(out, id)
+	})
+	return out
+}
+
+// scored is a document and its score.
+type scored struct {
+	doc   int32
+	score float64
+}
+
+// rank scores every document that shares a term with the query and
+// returns the documents with a positive score, best first, ties in
+// catalogue order. It returns at most limit documents (limit ≤ 0: all).
+func (ix *index) rank(query string, limit int) []scored {
+	qt := ix.queryTerms(query)
+	if len(qt) == 0 {
+		return nil
+	}
+	scores := make([]float64, ix.n)
+	var touched []int32
+	for _, term := range qt {
+		idf := float64(ix.idf[term])
+		for _, p := range ix.postings[term] {
+			if scores[p.doc] == 0 {
+				touched = append(touched, p.doc)
+			}
+			tf := float64(p.tf)
+			scores[p.doc] += idf * tf * (bm25K1 + 1) / (tf + bm25K1)
+		}
+	}
+
+	inQuery := func(term int32) bool {
+		for _, q := range qt {
+			if q == term {
+				return true
+			}
+		}
+		return false
+	}
+	var lowerQuery string
+	serverHit := make(map[int32]bool)
+	for _, d := range touched {
+		s := scores[d]
+		if names := ix.nameTerms[d]; len(names) > 0 {
+			hit := 0
+			for _, term := range names {
+				if inQuery(term) {
+					hit++
+				}
+			}
+			s *= 1 + nameCoverageBoost*float64(hit)/float64(len(names))
+			if hit == len(names) && len(ix.lowerNames[d]) >= 4 {
+				if lowerQuery == "" {
+					lowerQuery = lowerASCII(query)
+				}
+				if containsWord(lowerQuery, ix.lowerNames[d]) {
+					s *= 1 + exactNameBoost
+				}
+			}
+		}
+		if sid := ix.server[d]; sid >= 0 {
+			hit, seen := serverHit[sid]
+			if !seen {
+				hit = len(ix.serverTerms[sid]) > 0
+				for _, term := range ix.serverTerms[sid] {
+					hit = hit && inQuery(term)
+				}
+				serverHit[sid] = hit
+			}
+			if hit {
+				s *= 1 + serverBoost
+			}
+		}
+		scores[d] = s
+	}
+	return topK(touched, func(d int32) float64 { return scores[d] }, limit)
+}
+
+// containsWord reports whether name occurs in s not glued to other
+// letters or digits.
+func containsWord(s, name string) bool {
+	for off := 0; ; {
+		i := indexFrom(s, name, off)
+		if i < 0 {
+			return false
+		}
+		end := i + len(name)
+		if (i == 0 || !isASCIIAlnum(s[i-1])) && (end == len(s) || !isASCIIAlnum(s[end])) {
+			return true
+		}
+		off = i + 1
+	}
+}
+
+func indexFrom(s, sub string, off int) int {
+	if off > len(s) {
+		return -1
+	}
+	if i := strings.Index(s[off:], sub); i >= 0 {
+		return off + i
+	}
+	return -1
+}
+
+// topK returns the documents with a positive score, best first and ties
+// in document order, at most limit of them (limit ≤ 0: all).
+func topK(docs []int32, score func(int32) float64, limit int) []scored {
+	var out []scored
+	if limit <= 0 {
+		for _, d := range docs {
+			if s := score(d); s > 0 {
+				out = append(out, scored{d, s})
+			}
+		}
+		slices.SortFunc(out, func(a, b scored) int {
+			if better(a, b) {
+				return -1
+			}
+			if better(b, a) {
+				return 1
+			}
+			return 0
+		})
+		return out
+	}
+	for _, d := range docs {
+		s := score(d)
+		if s <= 0 {
+			continue
+		}
+		if limit > 0 && len(out) == limit && !better(scored{d, s}, out[limit-1]) {
+			continue
+		}
+		i := len(out)
+		if limit <= 0 || len(out) < limit {
+			out = append(out, scored{})
+		} else {
+			i = limit - 1
+		}
+		for i > 0 && better(scored{d, s}, out[i-1]) {
+			out[i] = out[i-1]
+			i--
+		}
+		out[i] = scored{d, s}
+	}
+	return out
+}
+
+func better(a, b scored) bool {
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	return a.doc < b.doc
+}

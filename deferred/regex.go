@@ -1,0 +1,236 @@
+package deferred
+
+import (
+	"regexp"
+	"regexp/syntax"
+	"strings"
+)
+
+// catalogRegex is a search query compiled the way DeerFlow compiles it:
+// case-insensitive, and as a literal when it is not a valid regular
+// expression.
+type catalogRegex struct {
+	re *regexp.Regexp
+	// literal is the lowercased query when the query is plain text with
+	// no regex syntax (the common case): matching is then a substring
+	// test on lowercased text, much faster than the regex engine.
+	literal string
+	// required are lowercased strings every match must contain, used to
+	// skip tools that cannot match; nil when none could be derived.
+	required []string
+}
+
+func compileCatalogRegex(query string) *catalogRegex {
+	if regexp.QuoteMeta(query) == query && isASCII(query) {
+		lq := strings.ToLower(query)
+		return &catalogRegex{literal: lq, required: []string{lq}}
+	}
+	re, err := regexp.Compile("(?i)" + query)
+	if err != nil {
+		lq := strings.ToLower(query)
+		if isASCII(query) {
+			return &catalogRegex{literal: lq, required: []string{lq}}
+		}
+		return &catalogRegex{re: regexp.MustCompile("(?i)" + regexp.QuoteMeta(query)), required: []string{lq}}
+	}
+	cr := &catalogRegex{re: re}
+	if parsed, err := syntax.Parse(query, syntax.Perl|syntax.FoldCase); err == nil {
+		cr.required = requiredLiterals(parsed.Simplify())
+	}
+	return cr
+}
+
+// match reports whether s (and, for the fast path, its lowercased form
+// ls) matches.
+func (cr *catalogRegex) match(s, ls string) bool {
+	if cr.re == nil {
+		return strings.Contains(ls, cr.literal)
+	}
+	return cr.re.MatchString(s)
+}
+
+// count returns the number of non-overlapping matches in s, as Python's
+// re.findall counts them.
+func (cr *catalogRegex) count(s, ls string) int {
+	if cr.re == nil {
+		if cr.literal == "" {
+			return len(ls) + 1
+		}
+		return strings.Count(ls, cr.literal)
+	}
+	return len(cr.re.FindAllStringIndex(s, -1))
+}
+
+// requiredLiterals returns lowercased literal strings that any match of
+// re must contain.
+func requiredLiterals(re *syntax.Regexp) []string {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return []string{strings.ToLower(string(re.Rune))}
+	case syntax.OpCapture, syntax.OpPlus:
+		return requiredLiterals(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return requiredLiterals(re.Sub[0])
+		}
+	case syntax.OpConcat:
+		var out []string
+		var run strings.Builder
+		for _, sub := range re.Sub {
+			if sub.Op == syntax.OpLiteral {
+				run.WriteString(strings.ToLower(string(sub.Rune)))
+				continue
+			}
+			if run.Len() > 0 {
+				out = append(out, run.String())
+				run.Reset()
+			}
+			out = append(out, requiredLiterals(sub)...)
+		}
+		if run.Len() > 0 {
+			out = append(out, run.String())
+		}
+		return out
+	}
+	return nil
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// regexCandidates returns the documents that may match cr, or nil and
+// false when every document must be tried. It uses the run index: a
+// letter/digit run that a required literal contains with non-alphanumeric
+// characters on both sides must be a whole run of the text; failing such
+// a run, the longest run must be contained in some run of the text.
+func (ix *index) regexCandidates(cr *catalogRegex) ([]int32, bool) {
+	var exact []string
+	longest := ""
+	for _, lit := range cr.required {
+		if !isASCII(lit) {
+			continue
+		}
+		runs := literalRuns(lit)
+		for _, r := range runs {
+			if r.interior {
+				exact = append(exact, r.text)
+			} else if len(r.text) > len(longest) {
+				longest = r.text
+			}
+		}
+	}
+	if len(exact) > 0 {
+		// Intersect the postings of the exact runs, rarest first.
+		var best []int32
+		for i, r := range exact {
+			ps := ix.rawRuns[r]
+			if len(ps) == 0 {
+				return nil, true
+			}
+			if i == 0 || len(ps) < len(best) {
+				best = ps
+			}
+		}
+		out := make([]int32, 0, len(best))
+	doc:
+		for _, d := range best {
+			for _, r := range exact {
+				if !containsDoc(ix.rawRuns[r], d) {
+					continue doc
+				}
+			}
+			out = append(out, d)
+		}
+		return out, true
+	}
+	if longest == "" {
+		return nil, false
+	}
+	mark := make([]bool, ix.n)
+	for _, run := range ix.runList {
+		if strings.Contains(run, longest) {
+			for _, d := range ix.rawRuns[run] {
+				mark[d] = true
+			}
+		}
+	}
+	var out []int32
+	for d, ok := range mark {
+		if ok {
+			out = append(out, int32(d))
+		}
+	}
+	return out, true
+}
+
+// containsDoc reports whether the sorted postings ps hold d.
+func containsDoc(ps []int32, d int32) bool {
+	lo, hi := 0, len(ps)
+	for lo < hi {
+		m := (lo + hi) / 2
+		switch {
+		case ps[m] == d:
+			return true
+		case ps[m] < d:
+			lo = m + 1
+		default:
+			hi = m
+		}
+	}
+	return false
+}
+
+type litRun struct {
+	text     string
+	interior bool // bounded by non-alphanumerics on both sides within the literal
+}
+
+func literalRuns(lit string) []litRun {
+	var out []litRun
+	start := -1
+	for i := 0; i <= len(lit); i++ {
+		alnum := i < len(lit) && isASCIIAlnum(lit[i])
+		if alnum && start < 0 {
+			start = i
+		}
+		if !alnum && start >= 0 {
+			out = append(out, litRun{text: lit[start:i], interior: start > 0 && i < len(lit)})
+			start = -1
+		}
+	}
+	return out
+}
+
+// regexHits returns the documents whose "name description" matches cr,
+// in catalogue order, with DeerFlow's score: 2 when the name matches, 1
+// otherwise.
+func (ix *index) regexHits(cr *catalogRegex) []scored {
+	cands, filtered := ix.regexCandidates(cr)
+	var out []scored
+	try := func(d int32) {
+		if !cr.match(ix.texts[d], ix.lowerTexts[d]) {
+			return
+		}
+		s := 1.0
+		if cr.match(ix.names[d], ix.lowerNames[d]) {
+			s = 2
+		}
+		out = append(out, scored{doc: d, score: s})
+	}
+	if filtered {
+		for _, d := range cands {
+			try(d)
+		}
+		return out
+	}
+	for d := range ix.n {
+		try(int32(d))
+	}
+	return out
+}

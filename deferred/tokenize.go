@@ -1,0 +1,121 @@
+package deferred
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/kljensen/snowball/english"
+)
+
+// splitWords calls emit with each word of s, lowercased. Words are runs
+// of letters and digits; a run is further split at identifier boundaries
+// (getFileInfo → get, file, info; HTMLParser → html, parser), so that
+// camelCase, snake_case and kebab-case names share words with prose.
+func splitWords(s string, emit func(word string)) {
+	start := -1 // start of the current run of letters/digits
+	var prev, prevPrev rune
+	flush := func(end int) {
+		if start >= 0 && end > start {
+			emit(lowerASCII(s[start:end]))
+		}
+		start = -1
+	}
+	for i, r := range s {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			flush(i)
+			prev, prevPrev = 0, 0
+			continue
+		}
+		if start < 0 {
+			start = i
+		} else if unicode.IsUpper(r) && unicode.IsLower(prev) {
+			// fooBar: split before B.
+			flush(i)
+			start = i
+		} else if unicode.IsLower(r) && unicode.IsUpper(prev) && unicode.IsUpper(prevPrev) {
+			// HTMLParser: split before the P of "Pa".
+			p := i - utf8.RuneLen(prev)
+			flush(p)
+			start = p
+		}
+		prevPrev, prev = prev, r
+	}
+	flush(len(s))
+}
+
+// lowerASCII lowercases s, avoiding an allocation when it already is.
+func lowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			return strings.ToLower(s)
+		}
+		if 'A' <= c && c <= 'Z' {
+			return strings.ToLower(s)
+		}
+	}
+	return s
+}
+
+// stopWord reports whether a lowercased word carries no retrieval signal.
+// The list is Snowball's English stop list plus a handful of words that
+// are noise in both tool descriptions and requests to an assistant.
+func stopWord(w string) bool {
+	if english.IsStopWord(w) {
+		return true
+	}
+	switch w {
+	case "please", "can", "could", "would", "will", "shall", "also", "via",
+		"using", "use", "used", "given", "provided", "e", "g", "eg", "etc",
+		"want", "need", "like", "let", "us", "able", "may", "might", "must":
+		return true
+	}
+	return false
+}
+
+// stemmer stems words with the Snowball English stemmer, remembering the
+// stems it has computed. A stemmer is not safe for concurrent use; the
+// index's frozen copy (see frozenStems) is.
+type stemmer struct {
+	cache map[string]string
+}
+
+func (s *stemmer) stem(w string) string {
+	if st, ok := s.cache[w]; ok {
+		return st
+	}
+	st := stemWord(w)
+	s.cache[w] = st
+	return st
+}
+
+// stemWord returns the index term of a lowercased word: its Snowball stem
+// for words of letters, the word itself otherwise.
+func stemWord(w string) string {
+	if len(w) <= 2 || !isLetters(w) {
+		return w
+	}
+	return english.Stem(w, true)
+}
+
+func isLetters(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// terms appends to dst the index terms of s: its words, minus stop words
+// and single characters, stemmed.
+func (s *stemmer) terms(dst []string, text string) []string {
+	splitWords(text, func(w string) {
+		if len(w) < 2 || stopWord(w) {
+			return
+		}
+		dst = append(dst, s.stem(w))
+	})
+	return dst
+}

@@ -1,0 +1,106 @@
+package deferred
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/template"
+
+	"github.com/antlerhq/antler/thread"
+	"github.com/antlerhq/antler/tool"
+)
+
+// ToolSearchName is the name of the tool_search tool.
+const ToolSearchName = "tool_search"
+
+//go:embed tool_search.md
+var toolSearchDescription string
+
+var toolSearchTemplate = template.Must(template.New("tool_search").Parse(toolSearchDescription))
+
+const toolSearchSchema = `{"type":"object","properties":{"query":{"type":"string","description":"Query to find deferred tools. Use \"select:<tool_name>\" for direct selection, or keywords to search."}},"required":["query"],"additionalProperties":false}`
+
+type toolSearchInput struct {
+	Query string `json:"query"`
+}
+
+// NewToolSearch returns the tool_search tool over c. maxResults caps the
+// ranked forms (≤ 0: [DefaultMaxResults]); "select:" is never capped.
+//
+// Every call promotes what it found: its result carries a state update
+// {catalog_hash, names} (names empty on a miss, which leaves earlier
+// promotions of the same catalogue in place).
+func NewToolSearch(c *Catalog, maxResults int) *tool.Tool {
+	if maxResults <= 0 {
+		maxResults = DefaultMaxResults
+	}
+	var desc bytes.Buffer
+	if err := toolSearchTemplate.Execute(&desc, struct{ MaxResults int }{maxResults}); err != nil {
+		panic(fmt.Sprintf("deferred: tool_search description: %v", err)) // embedded template: a programming error
+	}
+	t, err := tool.NewWithSchema(ToolSearchName, strings.TrimSpace(desc.String()), json.RawMessage(toolSearchSchema),
+		func(_ context.Context, _ *tool.Call, in toolSearchInput) (*tool.Result, error) {
+			return c.searchResult(in.Query, maxResults), nil
+		})
+	if err != nil {
+		panic(fmt.Sprintf("deferred: tool_search schema: %v", err)) // constant schema: a programming error
+	}
+	return t
+}
+
+// searchResult is the tool_search result for query: the matches as
+// OpenAI function definitions, or DeerFlow's no-match text, and the
+// promotion update.
+func (c *Catalog) searchResult(query string, maxResults int) *tool.Result {
+	matched := c.Search(query, maxResults)
+	names := make([]string, len(matched))
+	for i, t := range matched {
+		names[i] = t.Name
+	}
+	var res *tool.Result
+	if len(matched) == 0 {
+		res = tool.Text("No tools found matching: " + query)
+	} else {
+		res = tool.Text(FunctionDefinitions(matched))
+	}
+	res.Update = &thread.Update{Promoted: &thread.Promoted{CatalogHash: c.hash, Names: names}}
+	return res
+}
+
+// functionDefinition is a tool in the OpenAI function form DeerFlow's
+// tool_search returns (LangChain's convert_to_openai_function).
+type functionDefinition struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// FunctionDefinitions renders tools as a JSON array of OpenAI function
+// definitions ({name, description, parameters}), indented by two spaces,
+// with non-ASCII text and <, >, & kept as they are.
+func FunctionDefinitions(tools []*tool.Tool) string {
+	defs := make([]functionDefinition, len(tools))
+	for i, t := range tools {
+		defs[i] = functionDefinition{Name: t.Name, Description: t.Description, Parameters: parametersOf(t)}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(defs); err != nil {
+		// A schema that is not valid JSON: send it as a string rather
+		// than fail the search.
+		for i := range defs {
+			if !json.Valid(defs[i].Parameters) {
+				s, _ := json.Marshal(string(defs[i].Parameters))
+				defs[i].Parameters = s
+			}
+		}
+		buf.Reset()
+		_ = enc.Encode(defs)
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
+}

@@ -1,0 +1,84 @@
+package searcheval
+
+import (
+	"slices"
+	"time"
+)
+
+// Result is the score of one method on one query file, in the JSON shape
+// bench/toolsearch prints.
+type Result struct {
+	Method  string `json:"method"`
+	K       int    `json:"k"`
+	Queries int    `json:"queries"`
+	// RecallAtK is per gold tool: the share of all gold tools (over all
+	// queries) found in the top k.
+	RecallAtK float64 `json:"recall_at_k"`
+	// HitAtK is the share of queries with at least one gold tool in the
+	// top k.
+	HitAtK float64 `json:"hit_at_k"`
+	// MRR is the mean over queries of 1/rank of the first gold tool in
+	// the top k (0 when none).
+	MRR   float64 `json:"mrr"`
+	P50us float64 `json:"p50_us"`
+	P99us float64 `json:"p99_us"`
+}
+
+// Evaluate runs search on every query and scores the top k. ids maps a
+// returned tool name to its catalogue id.
+func Evaluate(method string, search func(query string, k int) []string, ids map[string]string, queries []Query, k int) Result {
+	res := Result{Method: method, K: k}
+	var golds, found, hits int
+	var rr float64
+	lat := make([]time.Duration, 0, len(queries))
+	for _, q := range queries {
+		gs := q.Golds()
+		if len(gs) == 0 {
+			continue
+		}
+		res.Queries++
+		start := time.Now()
+		names := search(q.Query, k)
+		lat = append(lat, time.Since(start))
+		if len(names) > k {
+			names = names[:k]
+		}
+		rank := make(map[string]int, len(names))
+		for i, n := range names {
+			if _, ok := rank[ids[n]]; !ok {
+				rank[ids[n]] = i + 1
+			}
+		}
+		first := 0
+		for _, g := range gs {
+			golds++
+			best := 0
+			for _, id := range g {
+				if r, ok := rank[id]; ok && (best == 0 || r < best) {
+					best = r
+				}
+			}
+			if best > 0 {
+				found++
+				if first == 0 || best < first {
+					first = best
+				}
+			}
+		}
+		if first > 0 {
+			hits++
+			rr += 1 / float64(first)
+		}
+	}
+	if res.Queries > 0 {
+		res.RecallAtK = float64(found) / float64(golds)
+		res.HitAtK = float64(hits) / float64(res.Queries)
+		res.MRR = rr / float64(res.Queries)
+	}
+	slices.Sort(lat)
+	if len(lat) > 0 {
+		res.P50us = float64(lat[len(lat)/2].Nanoseconds()) / 1e3
+		res.P99us = float64(lat[min(len(lat)-1, len(lat)*99/100)].Nanoseconds()) / 1e3
+	}
+	return res
+}
