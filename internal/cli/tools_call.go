@@ -18,11 +18,11 @@ import (
 
 // callJSON is the output of `antler tools call --json` (SPEC §1.2).
 type callJSON struct {
-	Content []tool.Block   `json:"content"`
-	IsError bool           `json:"is_error"`
-	Artifact any           `json:"artifact"`
-	Update  *thread.Update `json:"update"`
-	End     bool           `json:"end"`
+	Content  []tool.Block   `json:"content"`
+	IsError  bool           `json:"is_error"`
+	Artifact any            `json:"artifact"`
+	Update   *thread.Update `json:"update"`
+	End      bool           `json:"end"`
 }
 
 func newToolsCallCmd(g *globals) *cobra.Command {

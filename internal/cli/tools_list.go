@@ -24,8 +24,8 @@ type toolJSON struct {
 
 func newToolsListCmd(g *globals) *cobra.Command {
 	var (
-		af      assemblyFlags
-		asJSON  bool
+		af     assemblyFlags
+		asJSON bool
 	)
 	c := &cobra.Command{
 		Use:   "list",

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 
+	"github.com/antlerhq/antler/builtin"
 	"github.com/antlerhq/antler/tool"
 	"github.com/antlerhq/antler/toolset"
 )
@@ -12,7 +13,9 @@ import (
 // the one place where the CLI connects Antler's packages.
 func (a *app) wire(ctx context.Context) error {
 	a.env = &toolset.Env{Config: a.cfg, Home: a.homeDir(), Logger: a.logger}
-	builtins := map[string]*tool.Tool{}
+	builtins := map[string]*tool.Tool{
+		toolset.AskClarification: builtin.AskClarification(),
+	}
 	a.assembler = &toolset.Assembler{
 		Registry: a.g.opts.Registry,
 		Env:      a.env,
