@@ -1,0 +1,166 @@
+package mcptools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/antlerhq/antler/tool"
+)
+
+// ProgressEvent is the data of the "mcp_progress" event a call emits
+// (through tool.Call.Emit) for each notifications/progress of the server.
+type ProgressEvent struct {
+	ToolCallID string  `json:"tool_call_id,omitempty"`
+	Server     string  `json:"server"`
+	Tool       string  `json:"tool"`
+	Progress   float64 `json:"progress"`
+	Total      float64 `json:"total,omitempty"`
+	Message    string  `json:"message,omitempty"`
+}
+
+// ProgressEventName is the event name of ProgressEvent.
+const ProgressEventName = "mcp_progress"
+
+// call runs one tool call on server (by name, so that a tool bound before
+// a configuration change reaches the current runtime).
+func (m *Manager) call(ctx context.Context, call *tool.Call, serverName, rawName string, args json.RawMessage) (*tool.Result, error) {
+	s := m.lookup(serverName)
+	if s == nil || !s.cfg.Enabled || s.cfg.Err != nil {
+		return tool.Errorf("MCP server '%s' is not configured or not enabled", serverName), nil
+	}
+	arguments, bad := objectArgs(args)
+	if bad != nil {
+		return bad, nil
+	}
+
+	// Acquire a session, bounded by session_init_timeout.
+	scope := ""
+	if s.cfg.Type == "stdio" && call != nil && call.ThreadID != "" {
+		scope = call.UserID + ":" + call.ThreadID
+	}
+	actx := ctx
+	if t := s.cfg.InitTimeout(); t > 0 {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeout(ctx, t)
+		defer cancel()
+	}
+	e, err := m.pool.acquire(actx, poolKey{s, scope}, func() (*session, error) { return m.connect(actx, s) })
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case actx.Err() != nil:
+			return tool.Errorf("MCP server '%s' did not start within %gs", serverName, s.cfg.InitTimeout().Seconds()), nil
+		case errors.Is(err, errClosed):
+			return nil, err
+		}
+		return tool.Errorf("MCP server '%s' is unavailable: %v", serverName, err), nil
+	}
+	defer m.pool.release(e)
+
+	cctx := ctx
+	if t := s.cfg.CallTimeout(); t > 0 {
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithTimeout(ctx, t)
+		defer cancel()
+	}
+	params := &mcp.CallToolParams{Name: rawName, Arguments: arguments}
+	if call != nil && call.Emit != nil {
+		token := m.progress.add(func(p *mcp.ProgressNotificationParams) {
+			call.EmitEvent(ProgressEventName, ProgressEvent{ToolCallID: call.ID, Server: serverName, Tool: rawName,
+				Progress: p.Progress, Total: p.Total, Message: p.Message})
+		})
+		defer m.progress.remove(token)
+		params.SetProgressToken(token)
+	}
+	r, err := e.sess.cs.CallTool(cctx, params)
+	if err == nil {
+		return ConvertResult(r), nil
+	}
+	var werr *jsonrpc.Error
+	switch {
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case cctx.Err() != nil:
+		return tool.Errorf("MCP tool '%s' on server '%s' timed out after %gs", rawName, serverName, s.cfg.CallTimeout().Seconds()), nil
+	case errors.Is(err, mcp.ErrConnectionClosed) || !e.sess.alive():
+		m.pool.remove(e)
+		return tool.Errorf("MCP server '%s' closed the connection while running '%s'; it will be restarted on the next call%s",
+			serverName, rawName, stderrNote(e.sess.stderr)), nil
+	case errors.As(err, &werr):
+		return tool.Errorf("%s", werr.Message), nil
+	}
+	return tool.Errorf("MCP tool '%s' on server '%s' failed: %v", rawName, serverName, err), nil
+}
+
+func stderrNote(b *tailBuffer) string {
+	tail := strings.TrimSpace(b.String())
+	if tail == "" {
+		return ""
+	}
+	if len(tail) > 300 {
+		tail = "..." + tail[len(tail)-300:]
+	}
+	return " (server stderr: " + tail + ")"
+}
+
+// objectArgs checks that args is a JSON object; no arguments, "" or null
+// become {} (never null: TypeScript servers reject it).
+func objectArgs(args json.RawMessage) (json.RawMessage, *tool.Result) {
+	trimmed := bytes.TrimSpace(args)
+	if len(trimmed) == 0 || string(trimmed) == "null" {
+		return json.RawMessage(`{}`), nil
+	}
+	if trimmed[0] != '{' || !json.Valid(trimmed) {
+		return nil, tool.Errorf("tool arguments must be a JSON object")
+	}
+	return trimmed, nil
+}
+
+// progressRegistry routes notifications/progress to the call that asked
+// for them by token.
+type progressRegistry struct {
+	next atomic.Uint64
+	mu   sync.Mutex
+	fns  map[string]func(*mcp.ProgressNotificationParams) // guarded by mu
+}
+
+func (r *progressRegistry) add(fn func(*mcp.ProgressNotificationParams)) string {
+	token := "antler-" + strconv.FormatUint(r.next.Add(1), 10)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fns == nil {
+		r.fns = map[string]func(*mcp.ProgressNotificationParams){}
+	}
+	r.fns[token] = fn
+	return token
+}
+
+func (r *progressRegistry) remove(token string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.fns, token)
+}
+
+func (m *Manager) onProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+	if req == nil || req.Params == nil {
+		return
+	}
+	token := fmt.Sprint(req.Params.ProgressToken)
+	m.progress.mu.Lock()
+	fn := m.progress.fns[token]
+	m.progress.mu.Unlock()
+	if fn != nil {
+		fn(req.Params)
+	}
+}

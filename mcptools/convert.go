@@ -1,0 +1,102 @@
+package mcptools
+
+import (
+	"cmp"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/antlerhq/antler/tool"
+)
+
+// StructuredContentKey is the key of the artifact map that holds a
+// result's structuredContent, as DeerFlow stores it.
+const StructuredContentKey = "structured_content"
+
+// ConvertResult turns an MCP tool result into an Antler result: text stays
+// text, images become image blocks, audio and non-image blobs become a
+// short text placeholder, resource links and embedded text resources
+// become text, structuredContent becomes the artifact
+// {"structured_content": ...}, and isError becomes an error result whose
+// text starts with "Error: ".
+func ConvertResult(r *mcp.CallToolResult) *tool.Result {
+	if r == nil {
+		return tool.Text("")
+	}
+	out := &tool.Result{}
+	for _, c := range r.Content {
+		if b, ok := convertContent(c); ok {
+			out.Content = append(out.Content, b)
+		}
+	}
+	if r.StructuredContent != nil {
+		out.Artifact = map[string]any{StructuredContentKey: r.StructuredContent}
+	}
+	if r.IsError {
+		var texts []string
+		for _, b := range out.Content {
+			if b.Type == tool.BlockText && b.Text != "" {
+				texts = append(texts, b.Text)
+			}
+		}
+		msg := strings.Join(texts, "\n")
+		if msg == "" {
+			msg = "the MCP tool reported an error without a message"
+		}
+		e := tool.Errorf("%s", msg)
+		e.Artifact = out.Artifact
+		return e
+	}
+	return out
+}
+
+func convertContent(c mcp.Content) (tool.Block, bool) {
+	switch c := c.(type) {
+	case *mcp.TextContent:
+		return tool.Block{Type: tool.BlockText, Text: c.Text}, true
+	case *mcp.ImageContent:
+		return tool.Block{Type: tool.BlockImage, MIMEType: c.MIMEType, Data: c.Data}, true
+	case *mcp.AudioContent:
+		return textBlock("[audio %s, %d bytes]", c.MIMEType, len(c.Data)), true
+	case *mcp.ResourceLink:
+		return textBlock("%s", describeLink(c)), true
+	case *mcp.EmbeddedResource:
+		return convertResource(c.Resource)
+	}
+	return tool.Block{}, false
+}
+
+func describeLink(c *mcp.ResourceLink) string {
+	var b strings.Builder
+	b.WriteString("[resource link")
+	if name := cmp.Or(c.Title, c.Name); name != "" {
+		fmt.Fprintf(&b, " %q", name)
+	}
+	fmt.Fprintf(&b, ": %s", c.URI)
+	if c.MIMEType != "" {
+		fmt.Fprintf(&b, " (%s)", c.MIMEType)
+	}
+	b.WriteString("]")
+	if c.Description != "" {
+		b.WriteString(" " + c.Description)
+	}
+	return b.String()
+}
+
+func convertResource(r *mcp.ResourceContents) (tool.Block, bool) {
+	if r == nil {
+		return tool.Block{}, false
+	}
+	switch {
+	case r.Text != "" || r.Blob == nil:
+		return tool.Block{Type: tool.BlockText, Text: r.Text}, true
+	case strings.HasPrefix(r.MIMEType, "image/"):
+		return tool.Block{Type: tool.BlockImage, MIMEType: r.MIMEType, Data: r.Blob}, true
+	}
+	return textBlock("[resource %s (%s), %d bytes]", r.URI, cmp.Or(r.MIMEType, "application/octet-stream"), len(r.Blob)), true
+}
+
+func textBlock(format string, args ...any) tool.Block {
+	return tool.Block{Type: tool.BlockText, Text: fmt.Sprintf(format, args...)}
+}

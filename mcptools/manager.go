@@ -1,0 +1,314 @@
+package mcptools
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/antlerhq/antler/config"
+	"github.com/antlerhq/antler/tool"
+)
+
+// ExtensionsSource supplies the current extensions configuration.
+// *config.ExtensionsCache implements it; [Static] wraps a fixed value.
+// Get returns the last good value alongside an error when the file became
+// unreadable, and the last good value without error when it disappeared.
+type ExtensionsSource interface {
+	Get() (ext *config.Extensions, changed bool, err error)
+}
+
+// Static returns an ExtensionsSource that always yields ext.
+func Static(ext *config.Extensions) ExtensionsSource { return staticSource{ext} }
+
+type staticSource struct{ ext *config.Extensions }
+
+func (s staticSource) Get() (*config.Extensions, bool, error) { return s.ext, false, nil }
+
+// DefaultProtocolVersion is the MCP protocol version Antler offers first.
+// Every server in use today speaks it, and starting with it saves the
+// server/discover round trip that the newer 2026-07-28 handshake costs
+// against them (see docs/design.md).
+const DefaultProtocolVersion = "2025-11-25"
+
+// Options configure a Manager. The zero value is usable.
+type Options struct {
+	// Extensions supplies mcpServers; nil means no servers.
+	Extensions ExtensionsSource
+	// Logger receives warnings (skipped servers, renamed tools) and debug
+	// output; nil discards.
+	Logger *slog.Logger
+	// ClientName and ClientVersion are sent in initialize; default
+	// "antler" and "dev".
+	ClientName, ClientVersion string
+	// ProtocolVersion is offered first; "" means DefaultProtocolVersion,
+	// "latest" the newest the SDK knows (2026-07-28, with fallback).
+	ProtocolVersion string
+	// MaxSessions bounds the per-thread stdio sessions; 0 means
+	// DefaultMaxSessions. Control sessions (one per server) do not count.
+	MaxSessions int
+	// TerminateGrace is how long a stdio server may take to exit after its
+	// stdin is closed before it is sent SIGTERM (and as long again before
+	// SIGKILL); 0 means 2 s.
+	TerminateGrace time.Duration
+	// InheritEnv lists the variables of Antler's environment a stdio
+	// server inherits; nil means DefaultInheritedEnv, empty means none.
+	InheritEnv []string
+	// HTTPTransport carries sse and http sessions and OAuth token
+	// requests; nil means a clone of http.DefaultTransport.
+	HTTPTransport http.RoundTripper
+	// OnStatus, if set, is called whenever a server's connection state
+	// changes during discovery (for progress displays). It may be called
+	// from several goroutines at once.
+	OnStatus func(ServerStatus)
+	// ElicitationHandler, if set, answers elicitation/create requests and
+	// makes Antler advertise the elicitation capability.
+	ElicitationHandler func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
+	// Dial, if set, may return the transport of a server instead of the
+	// one its type describes (nil transport: use the normal one). It is
+	// meant for tests and embedding, such as in-memory servers.
+	Dial func(ctx context.Context, s config.MCPServer) (mcp.Transport, error)
+	// Now is the clock of OAuth token expiry; nil means time.Now.
+	Now func() time.Time
+}
+
+// Manager owns the MCP sessions of one Antler process and serves their
+// tools. Create it with New and release it with Close. It is safe for
+// concurrent use.
+type Manager struct {
+	// immutable after New:
+	opts          Options
+	log           *slog.Logger
+	httpTransport http.RoundTripper
+	now           func() time.Time
+	pool          *pool
+	life          context.Context // cancelled by Close
+	stop          context.CancelFunc
+
+	wg       sync.WaitGroup // background goroutines (session watchers, closes)
+	progress progressRegistry
+
+	// sem serialises discovery, rebuilds, Reset and Close. It is a channel
+	// so that a caller whose context ends stops waiting.
+	sem chan struct{}
+
+	mu      sync.Mutex
+	closed  bool                 // guarded by mu
+	ext     *config.Extensions   // guarded by mu; last applied
+	extErr  string               // guarded by mu; last reported source error
+	servers map[string]*server   // guarded by mu; by name
+	tools   []*tool.Tool         // guarded by mu; last built list
+	stale   bool                 // guarded by mu; tools must be rebuilt
+}
+
+// New returns a Manager. It does not connect to anything until Tools,
+// a tool call or Check needs it.
+func New(opts *Options) *Manager {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	o.ClientName = cmp.Or(o.ClientName, "antler")
+	o.ClientVersion = cmp.Or(o.ClientVersion, "dev")
+	o.MaxSessions = cmp.Or(o.MaxSessions, DefaultMaxSessions)
+	o.TerminateGrace = cmp.Or(o.TerminateGrace, 2*time.Second)
+	m := &Manager{opts: o, log: o.Logger, httpTransport: o.HTTPTransport, now: o.Now, sem: make(chan struct{}, 1)}
+	if m.log == nil {
+		m.log = slog.New(slog.DiscardHandler)
+	}
+	if m.httpTransport == nil {
+		m.httpTransport = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	if m.now == nil {
+		m.now = time.Now
+	}
+	m.life, m.stop = context.WithCancel(context.Background())
+	m.pool = newPool(o.MaxSessions, func(s *session) { m.wg.Go(s.close) })
+	return m
+}
+
+func (m *Manager) protocolVersion() string {
+	switch m.opts.ProtocolVersion {
+	case "":
+		return DefaultProtocolVersion
+	case "latest":
+		return ""
+	}
+	return m.opts.ProtocolVersion
+}
+
+func (m *Manager) lock(ctx context.Context) error {
+	select {
+	case m.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (m *Manager) unlock() { <-m.sem }
+
+// Tools returns the tools of every enabled, healthy server, in server name
+// order and each server's own order. It implements toolset.MCPSource.
+//
+// Servers are discovered concurrently on first use, each bounded by its
+// session_init_timeout; a failing one is skipped with a warning. Later
+// calls re-read the extensions source (cheap when unchanged), restart only
+// servers whose configuration changed, and re-list only servers that sent
+// tools/list_changed. When nothing changed, the returned slice is the same
+// as last time; callers must not modify it.
+func (m *Manager) Tools(ctx context.Context) ([]*tool.Tool, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(m.life, cancel)()
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.unlock()
+
+	m.mu.Lock()
+	closed := m.closed
+	m.mu.Unlock()
+	if closed {
+		return nil, errClosed
+	}
+	if err := m.refreshConfig(); err != nil {
+		return nil, err
+	}
+
+	m.mu.Lock()
+	var work []*server
+	for _, name := range slices.Sorted(maps.Keys(m.servers)) {
+		if s := m.servers[name]; s.needsListingLocked() {
+			work = append(work, s)
+		}
+	}
+	m.mu.Unlock()
+
+	changed := make([]bool, len(work))
+	var wg sync.WaitGroup
+	for i, s := range work {
+		wg.Go(func() { changed[i] = s.discover(ctx) })
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.stale || slices.Contains(changed, true) {
+		m.tools, m.stale = m.buildLocked(), false
+	}
+	return m.tools, nil
+}
+
+// refreshConfig applies the current extensions configuration: servers
+// whose configuration changed, appeared or disappeared are replaced or
+// stopped; the others keep their sessions and tools.
+func (m *Manager) refreshConfig() error {
+	var ext *config.Extensions
+	var err error
+	if m.opts.Extensions != nil {
+		ext, _, err = m.opts.Extensions.Get()
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err != nil {
+		if ext == nil && m.ext == nil {
+			return err
+		}
+		if msg := err.Error(); msg != m.extErr {
+			m.extErr = msg
+			m.log.Warn("cannot reload the extensions config; keeping the last good one", "err", err)
+		}
+		if ext == nil {
+			ext = m.ext
+		}
+	} else {
+		m.extErr = ""
+	}
+	if ext == nil {
+		ext = &config.Extensions{}
+	}
+	if ext == m.ext {
+		return nil
+	}
+	baseDir := baseDirOf(ext.Path)
+	next := make(map[string]*server, len(ext.MCPServers))
+	dirty := m.ext == nil
+	for name, cfg := range ext.MCPServers {
+		cfg.Name = name
+		if old := m.servers[name]; old != nil && old.fp == fingerprint(cfg) && old.baseDir == baseDir {
+			next[name] = old
+			continue
+		}
+		s := m.newServer(cfg, baseDir)
+		if cfg.Enabled && cfg.Err != nil {
+			m.log.Warn(fmt.Sprintf("Skipping MCP server '%s': %v", name, cfg.Err))
+		}
+		next[name] = s
+		dirty = true
+	}
+	for name, old := range m.servers {
+		if next[name] != old {
+			m.pool.removeServer(old)
+			dirty = true
+		}
+	}
+	m.ext, m.servers = ext, next
+	if dirty {
+		m.stale = true
+	}
+	return nil
+}
+
+// Reset forgets every server, tool and session, as DeerFlow's cache reset
+// endpoint does; the next Tools call discovers again. Sessions are closed
+// in the background.
+func (m *Manager) Reset() {
+	m.sem <- struct{}{}
+	defer m.unlock()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, s := range m.servers {
+		m.pool.removeServer(s)
+	}
+	m.ext, m.servers, m.tools, m.stale = nil, nil, nil, true
+}
+
+// Close stops discovery in progress, closes every session (stdio servers
+// concurrently, each given Options.TerminateGrace to exit) and waits for
+// them. Tools fails after Close.
+func (m *Manager) Close() error {
+	m.stop()
+	m.sem <- struct{}{}
+	defer m.unlock()
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	m.mu.Unlock()
+	m.pool.closeAll()
+	m.wg.Wait()
+	if t, ok := m.httpTransport.(interface{ CloseIdleConnections() }); ok && m.opts.HTTPTransport == nil {
+		t.CloseIdleConnections()
+	}
+	return nil
+}
+
+// lookup returns the current runtime of the server named name.
+func (m *Manager) lookup(name string) *server {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.servers[name]
+}

@@ -1,0 +1,88 @@
+package mcptools
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"regexp"
+	"strings"
+)
+
+// maxNameLen is the longest tool name model APIs accept.
+const maxNameLen = 64
+
+var validName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// ValidName reports whether name can be sent to a model as a function name.
+func ValidName(name string) bool { return validName.MatchString(name) }
+
+// ToolName returns the model-facing name of the tool raw of server: raw
+// itself when prefix is false, "<server>_<raw>" otherwise, sanitised when
+// the result is not a valid name. The second result reports whether the
+// name had to be sanitised.
+//
+// Sanitising is deterministic and depends only on its inputs: every run of
+// characters outside [A-Za-z0-9_-] becomes one "_", leading and trailing
+// "_" produced that way are dropped, an empty result becomes "tool", and a
+// name longer than 64 characters is cut to 55 characters plus "_" and 8 hex
+// digits of the SHA-256 of the unsanitised name.
+func ToolName(server, raw string, prefix bool) (string, bool) {
+	full := raw
+	if prefix {
+		full = server + "_" + raw
+	}
+	if ValidName(full) {
+		return full, false
+	}
+	return sanitize(full), true
+}
+
+func sanitize(full string) string {
+	var b strings.Builder
+	replaced := false // the previous output byte came from a replacement
+	for _, r := range full {
+		if r < 128 && (r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			b.WriteRune(r)
+			replaced = false
+			continue
+		}
+		if !replaced {
+			b.WriteByte('_')
+			replaced = true
+		}
+	}
+	s := b.String()
+	// Trim only the separators that stand for removed characters at the
+	// ends, so "a b " becomes "a_b" but a name's own "_x" is kept.
+	if len(full) > 0 && !isNameByte(full[len(full)-1]) {
+		s = strings.TrimSuffix(s, "_")
+	}
+	if len(full) > 0 && !isNameByte(full[0]) {
+		s = strings.TrimPrefix(s, "_")
+	}
+	if s == "" {
+		s = "tool"
+	}
+	if len(s) > maxNameLen {
+		s = s[:maxNameLen-9] + "_" + shortHash(full, 8)
+	}
+	return s
+}
+
+func isNameByte(c byte) bool {
+	return c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+func shortHash(s string, n int) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])[:n]
+}
+
+// withSuffix returns name made unique by a hash of key: name is cut so that
+// "_" and n hex digits fit in 64 characters.
+func withSuffix(name, key string, n int) string {
+	suffix := "_" + shortHash(key, n)
+	if len(name)+len(suffix) > maxNameLen {
+		name = name[:maxNameLen-len(suffix)]
+	}
+	return name + suffix
+}

@@ -1,0 +1,217 @@
+package mcptools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/antlerhq/antler/config"
+)
+
+// server is the runtime of one configured MCP server. It is replaced, not
+// changed, when the server's configuration changes.
+type server struct {
+	// immutable after newServer:
+	m          *Manager
+	name       string
+	cfg        config.MCPServer
+	fp         string // fingerprint of cfg
+	baseDir    string // directory of the extensions file
+	client     *mcp.Client
+	httpClient *http.Client // sse and http only
+	tokens     *tokenSource // OAuth only
+
+	// changes counts notifications/tools/list_changed received.
+	changes atomic.Int64
+
+	// guarded by Manager.mu:
+	status   ServerStatus
+	tools    []*mcp.Tool // last good listing
+	listed   bool        // tools holds a listing
+	tried    bool        // discovery ran (succeeded or failed) for this runtime
+	listedAt int64       // changes when the last listing started
+}
+
+// fingerprint identifies a server configuration; equal fingerprints mean
+// the running server can be kept across a change of the extensions file.
+func fingerprint(s config.MCPServer) string {
+	errText := ""
+	if s.Err != nil {
+		errText = s.Err.Error()
+	}
+	s.Err = nil
+	b, _ := json.Marshal(struct {
+		S   config.MCPServer
+		Err string
+	}{s, errText})
+	return string(b)
+}
+
+func (m *Manager) newServer(cfg config.MCPServer, baseDir string) *server {
+	s := &server{m: m, name: cfg.Name, cfg: cfg, fp: fingerprint(cfg), baseDir: baseDir}
+	s.status = ServerStatus{Name: cfg.Name, Transport: cfg.Type, State: StatePending}
+	switch {
+	case !cfg.Enabled:
+		s.status.State = StateDisabled
+	case cfg.Err != nil:
+		s.status.State, s.status.Err = StateFailed, cfg.Err
+	}
+	if cfg.Type == "sse" || cfg.Type == "http" {
+		if o := cfg.OAuth; o != nil && o.Enabled {
+			s.tokens = newTokenSource(*o, &http.Client{Transport: m.httpTransport}, m.now)
+		}
+		s.httpClient = &http.Client{Transport: &headerTransport{base: m.httpTransport, headers: cfg.Headers, tokens: s.tokens}}
+	}
+	log := m.log.With("mcp_server", cfg.Name)
+	s.client = mcp.NewClient(&mcp.Implementation{Name: m.opts.ClientName, Version: m.opts.ClientVersion}, &mcp.ClientOptions{
+		Logger: log,
+		// No roots, sampling or elicitation unless asked for: servers then
+		// neither call back into Antler nor replace their configured
+		// directories with roots (server-filesystem), and stdio servers
+		// exit promptly on close.
+		Capabilities: &mcp.ClientCapabilities{},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			s.changes.Add(1)
+			log.Debug("MCP server changed its tool list")
+		},
+		ProgressNotificationHandler: m.onProgress,
+		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+			log.Debug("MCP server log message", "level", r.Params.Level, "logger", r.Params.Logger, "data", r.Params.Data)
+		},
+		ElicitationHandler: m.opts.ElicitationHandler,
+	})
+	return s
+}
+
+// sessionEnded is called when a session's connection ended, by our Close
+// or because the server went away; the session is dropped so that the next
+// call starts a new one.
+func (s *server) sessionEnded(sess *session) {
+	if sess.alive() {
+		return
+	}
+	s.m.pool.removeSession(s, sess)
+}
+
+// needsListing reports whether Tools must (re)list s: it was never tried,
+// or it sent tools/list_changed since its last listing.
+func (s *server) needsListingLocked() bool {
+	if !s.cfg.Enabled || s.cfg.Err != nil {
+		return false
+	}
+	if !s.tried {
+		return true
+	}
+	return s.listed && s.changes.Load() > s.listedAt
+}
+
+// discover connects s (or reuses its control session) and lists its tools,
+// bounded by session_init_timeout. It reports whether the tool list
+// changed. A failure is logged once and leaves earlier tools in place.
+func (s *server) discover(ctx context.Context) (changed bool) {
+	m := s.m
+	m.mu.Lock()
+	relist := s.listed
+	s.status.State = StateConnecting
+	st := s.status
+	m.mu.Unlock()
+	m.emitStatus(st)
+
+	start := time.Now()
+	timeout := s.cfg.InitTimeout()
+	dctx := ctx
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		dctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	gen := s.changes.Load()
+	tools, err := s.list(dctx)
+	elapsed := time.Since(start)
+
+	m.mu.Lock()
+	if ctx.Err() != nil && !relist {
+		// The caller gave up; try again on the next Tools call.
+		s.status.State = StatePending
+		st = s.status
+		m.mu.Unlock()
+		m.emitStatus(st)
+		return false
+	}
+	s.tried = true
+	s.status.Duration = elapsed
+	switch {
+	case err != nil && relist:
+		s.status.State = StateReady
+		s.listedAt = gen // do not retry until the next notification
+		m.log.Warn(fmt.Sprintf("Could not re-list tools of MCP server '%s'; keeping the previous list", s.name), "err", err)
+	case err != nil:
+		if dctx.Err() != nil && ctx.Err() == nil {
+			err = errTimedOut(timeout)
+			m.log.Warn(fmt.Sprintf("Skipping MCP server '%s' after tool discovery timed out (%gs)", s.name, timeout.Seconds()))
+		} else {
+			m.log.Warn(fmt.Sprintf("Skipping MCP server '%s': %v", s.name, err))
+		}
+		s.status.State, s.status.Err = StateFailed, err
+	default:
+		changed = !s.listed || !sameDefinitions(s.tools, tools)
+		s.tools, s.listed, s.listedAt = tools, true, gen
+		s.status.State, s.status.Err = StateReady, nil
+	}
+	st = s.status
+	m.mu.Unlock()
+	m.emitStatus(st)
+	return changed
+}
+
+// list returns every tool of s over its control session, following pages.
+func (s *server) list(ctx context.Context) ([]*mcp.Tool, error) {
+	e, err := s.m.pool.acquire(ctx, poolKey{s, ""}, func() (*session, error) { return s.m.connect(ctx, s) })
+	if err != nil {
+		return nil, err
+	}
+	defer s.m.pool.release(e)
+	var tools []*mcp.Tool
+	for t, err := range e.sess.cs.Tools(ctx, nil) {
+		if err != nil {
+			if errors.Is(err, mcp.ErrConnectionClosed) {
+				s.m.pool.remove(e)
+			}
+			return nil, connectError(err, e.sess.stderr)
+		}
+		tools = append(tools, t)
+	}
+	return tools, nil
+}
+
+// sameDefinitions reports whether two listings describe the same tools.
+func sameDefinitions(a, b []*mcp.Tool) bool {
+	return slices.EqualFunc(a, b, func(x, y *mcp.Tool) bool {
+		if x.Name != y.Name || x.Description != y.Description {
+			return false
+		}
+		xs, _ := json.Marshal(x.InputSchema)
+		ys, _ := json.Marshal(y.InputSchema)
+		return string(xs) == string(ys)
+	})
+}
+
+// errTimedOut is the error of a discovery that exceeded its bound.
+func errTimedOut(timeout time.Duration) error {
+	return fmt.Errorf("tool discovery timed out (%gs)", timeout.Seconds())
+}
+
+func baseDirOf(extPath string) string {
+	if extPath == "" {
+		return ""
+	}
+	return filepath.Dir(extPath)
+}

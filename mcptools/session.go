@@ -1,0 +1,106 @@
+package mcptools
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// session is one live MCP client session with its teardown.
+type session struct {
+	cs     *mcp.ClientSession
+	cancel context.CancelFunc // ends the session's lifetime context
+	kill   func()             // kills a stdio server's process group; nil otherwise
+	stderr *tailBuffer
+	dead   chan struct{} // closed when the connection has ended
+
+	closeOnce sync.Once
+}
+
+// alive reports whether the connection is still up.
+func (s *session) alive() bool {
+	select {
+	case <-s.dead:
+		return false
+	default:
+		return true
+	}
+}
+
+// close shuts the session down: for stdio, stdin is closed and the server
+// gets TerminateGrace to exit before SIGTERM and SIGKILL; then anything
+// left in its process group is killed.
+func (s *session) close() {
+	s.closeOnce.Do(func() {
+		_ = s.cs.Close()
+		s.cancel()
+		if s.kill != nil {
+			s.kill()
+		}
+	})
+}
+
+// connect opens a session to rt, bounded by ctx; the session itself
+// outlives ctx. On failure everything started is torn down in the
+// background, so a hung server costs the caller no more than its deadline.
+func (m *Manager) connect(ctx context.Context, rt *server) (*session, error) {
+	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stderr := &tailBuffer{}
+	t, kill, err := m.transport(life, rt, stderr)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	type result struct {
+		cs  *mcp.ClientSession
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		cs, err := rt.client.Connect(life, t, &mcp.ClientSessionOptions{ProtocolVersion: m.protocolVersion()})
+		ch <- result{cs, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			cancel()
+			if kill != nil {
+				kill()
+			}
+			return nil, connectError(r.err, stderr)
+		}
+		s := &session{cs: r.cs, cancel: cancel, kill: kill, stderr: stderr, dead: make(chan struct{})}
+		m.wg.Go(func() {
+			_ = r.cs.Wait()
+			close(s.dead)
+			rt.sessionEnded(s)
+		})
+		return s, nil
+	case <-ctx.Done():
+	}
+	cancel()
+	if kill != nil {
+		kill()
+	}
+	m.wg.Go(func() {
+		if r := <-ch; r.cs != nil {
+			_ = r.cs.Close()
+		}
+	})
+	return nil, ctx.Err()
+}
+
+// connectError adds the end of the server's stderr to a failed connect.
+func connectError(err error, stderr *tailBuffer) error {
+	tail := strings.TrimSpace(stderr.String())
+	if tail == "" {
+		return err
+	}
+	if len(tail) > 300 {
+		tail = "..." + tail[len(tail)-300:]
+	}
+	return fmt.Errorf("%w (stderr: %s)", err, tail)
+}

@@ -1,0 +1,179 @@
+package mcptools
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/antlerhq/antler/config"
+)
+
+// DefaultInheritedEnv is the part of Antler's environment a stdio server
+// inherits when Options.InheritEnv is nil; the server's own env entries
+// are added on top. It is the MCP Python SDK's default list, which is what
+// DeerFlow's servers see, so secrets in Antler's environment do not leak
+// into every server.
+var DefaultInheritedEnv = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}
+
+// headerTransport adds a server's configured headers and its OAuth
+// Authorization header to every HTTP request of its session.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+	tokens  *tokenSource // nil without OAuth
+}
+
+func (h *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	for k, v := range h.headers {
+		req.Header.Set(k, v)
+	}
+	if h.tokens != nil {
+		v, err := h.tokens.Header(req.Context())
+		if err != nil {
+			if req.Body != nil {
+				req.Body.Close()
+			}
+			return nil, err
+		}
+		req.Header.Set("Authorization", v)
+	}
+	return h.base.RoundTrip(req)
+}
+
+// lifetimeTransport connects its inner transport with the session's
+// lifetime context instead of the caller's: the SSE transport ties its
+// event stream to the context passed to Connect, and a session must outlive
+// the discovery call that opened it. The Connection is returned unwrapped,
+// so the SDK still recognises the transport's own connection type.
+type lifetimeTransport struct {
+	inner mcp.Transport
+	ctx   context.Context
+}
+
+func (t lifetimeTransport) Connect(context.Context) (mcp.Connection, error) {
+	return t.inner.Connect(t.ctx)
+}
+
+// stdioTransport starts a server process in its own process group and
+// remembers its pid, so that a hung or finished server can be killed with
+// everything it spawned (npx, shells).
+type stdioTransport struct {
+	cmd       *exec.Cmd
+	terminate time.Duration
+
+	mu  sync.Mutex
+	pid int // guarded by mu; 0 until started
+}
+
+func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	conn, err := (&mcp.CommandTransport{Command: t.cmd, TerminateDuration: t.terminate}).Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	t.pid = t.cmd.Process.Pid
+	t.mu.Unlock()
+	return conn, nil
+}
+
+// kill ends the server's whole process group at once.
+func (t *stdioTransport) kill() {
+	t.mu.Lock()
+	pid := t.pid
+	t.mu.Unlock()
+	if pid > 0 {
+		killGroup(pid)
+	}
+}
+
+// newStdioCommand builds the command of a stdio server: its args, the
+// inherited part of Antler's environment plus its own env, its working
+// directory (relative to the extensions file), and a bounded stderr tail.
+func (m *Manager) newStdioCommand(s config.MCPServer, baseDir string, stderr *tailBuffer) *exec.Cmd {
+	cmd := exec.Command(s.Command, s.Args...)
+	inherit := m.opts.InheritEnv
+	if inherit == nil {
+		inherit = DefaultInheritedEnv
+	}
+	env := make([]string, 0, len(inherit)+len(s.Env))
+	for _, k := range inherit {
+		if v, ok := os.LookupEnv(k); ok {
+			if _, own := s.Env[k]; !own {
+				env = append(env, k+"="+v)
+			}
+		}
+	}
+	for k, v := range s.Env {
+		env = append(env, k+"="+v)
+	}
+	cmd.Env = env
+	if s.Cwd != "" {
+		cmd.Dir = s.Cwd
+		if !filepath.IsAbs(s.Cwd) && baseDir != "" {
+			cmd.Dir = filepath.Join(baseDir, s.Cwd)
+		}
+	}
+	cmd.Stderr = stderr
+	// A grandchild that keeps stderr open must not block Wait forever.
+	cmd.WaitDelay = time.Second
+	setProcessGroup(cmd)
+	return cmd
+}
+
+// transport returns the MCP transport of server s for a session living as
+// long as life. kill, when non-nil, ends a stdio server's process group.
+func (m *Manager) transport(life context.Context, rt *server, stderr *tailBuffer) (t mcp.Transport, kill func(), err error) {
+	s := rt.cfg
+	if m.opts.Dial != nil {
+		t, err := m.opts.Dial(life, s)
+		if err != nil {
+			return nil, nil, err
+		}
+		if t != nil {
+			return t, nil, nil
+		}
+	}
+	switch s.Type {
+	case "stdio":
+		st := &stdioTransport{cmd: m.newStdioCommand(s, rt.baseDir, stderr), terminate: m.opts.TerminateGrace}
+		return st, st.kill, nil
+	case "sse":
+		return lifetimeTransport{inner: &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: rt.httpClient}, ctx: life}, nil, nil
+	case "http":
+		return lifetimeTransport{inner: &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: rt.httpClient}, ctx: life}, nil, nil
+	}
+	return nil, nil, fmt.Errorf("MCP server '%s' has unsupported transport type: %s", s.Name, s.Type)
+}
+
+// tailBuffer keeps the last bytes a server wrote to stderr, for error
+// messages.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte // guarded by mu
+}
+
+const tailMax = 4 << 10
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	if len(b.buf) > tailMax {
+		b.buf = append(b.buf[:0], b.buf[len(b.buf)-tailMax:]...)
+	}
+	return len(p), nil
+}
+
+func (b *tailBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
+}
