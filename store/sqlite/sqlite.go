@@ -1,0 +1,605 @@
+// Package sqlite is the default [store.Store]: an embedded SQLite database
+// (modernc.org/sqlite, pure Go, no cgo) in WAL mode, with one writer
+// connection and a small pool of readers. Thread states are stored as JSON
+// blobs, one row per checkpoint.
+//
+// Start with [Open].
+package sqlite
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/antlerhq/antler/store"
+	"github.com/antlerhq/antler/thread"
+)
+
+// FileName is the database file name Antler uses inside its data
+// directory.
+const FileName = "antler.db"
+
+// Options configure Open. The zero value is ready to use.
+type Options struct {
+	// BusyTimeout is how long a connection waits for a lock held by
+	// another process; 0 means 5 s.
+	BusyTimeout time.Duration
+	// Synchronous is SQLite's synchronous pragma: "NORMAL" (the default:
+	// in WAL mode a committed step survives a process crash, and at worst
+	// the last commits are lost on power failure, never corrupted) or
+	// "FULL" (every commit is fsynced).
+	Synchronous string
+	// Readers is the size of the read pool; 0 means 4.
+	Readers int
+	// Logger receives migration notes; nil discards.
+	Logger *slog.Logger
+}
+
+// Store is a SQLite-backed store.Store. It is safe for concurrent use.
+type Store struct {
+	// immutable after Open
+	path   string
+	writer *sql.DB // one connection: SQLite has one writer at a time
+	reader *sql.DB
+	logger *slog.Logger
+}
+
+var _ store.Store = (*Store)(nil)
+
+// OpenDir opens (creating if needed) the database FileName in dir.
+func OpenDir(dir string, opts *Options) (*Store, error) {
+	return Open(filepath.Join(dir, FileName), opts)
+}
+
+// Open opens (creating if needed) the database at path and migrates its
+// schema. The parent directory is created with mode 0700.
+func Open(path string, opts *Options) (*Store, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	o.BusyTimeout = cmp.Or(o.BusyTimeout, 5*time.Second)
+	o.Synchronous = strings.ToUpper(cmp.Or(o.Synchronous, "NORMAL"))
+	if o.Synchronous != "NORMAL" && o.Synchronous != "FULL" {
+		return nil, fmt.Errorf("sqlite: synchronous must be NORMAL or FULL, not %q", o.Synchronous)
+	}
+	o.Readers = cmp.Or(o.Readers, 4)
+	logger := o.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("sqlite: create directory: %w", err)
+	}
+	pragmas := []string{
+		fmt.Sprintf("busy_timeout(%d)", o.BusyTimeout.Milliseconds()),
+		"journal_mode(WAL)",
+		"synchronous(" + o.Synchronous + ")",
+	}
+	dsn := func(extra ...string) string {
+		q := url.Values{}
+		for _, p := range append(pragmas, extra...) {
+			q.Add("_pragma", p)
+		}
+		return "file:" + filepath.ToSlash(path) + "?" + q.Encode()
+	}
+	writer, err := sql.Open("sqlite", dsn()+"&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	writer.SetMaxOpenConns(1)
+	writer.SetMaxIdleConns(1)
+	writer.SetConnMaxLifetime(0)
+	s := &Store{path: path, writer: writer, logger: logger}
+	if err := s.migrate(context.Background()); err != nil {
+		writer.Close()
+		return nil, err
+	}
+	reader, err := sql.Open("sqlite", dsn("query_only(1)"))
+	if err != nil {
+		writer.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	reader.SetMaxOpenConns(o.Readers)
+	reader.SetMaxIdleConns(o.Readers)
+	s.reader = reader
+	return s, nil
+}
+
+// Path returns the database file path.
+func (s *Store) Path() string { return s.path }
+
+// Close closes both connection pools.
+func (s *Store) Close() error {
+	return errors.Join(s.reader.Close(), s.writer.Close())
+}
+
+const schemaVersion = 1
+
+func (s *Store) migrate(ctx context.Context) error {
+	var v int
+	if err := s.writer.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return fmt.Errorf("sqlite: read schema version: %w", err)
+	}
+	if v > schemaVersion {
+		return fmt.Errorf("sqlite: %s has schema version %d, newer than this Antler (%d)", s.path, v, schemaVersion)
+	}
+	if v == schemaVersion {
+		return nil
+	}
+	tx, err := s.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: migrate: %w", err)
+	}
+	defer tx.Rollback()
+	stmts := []string{
+		`CREATE TABLE IF NOT EXISTS threads (
+			id TEXT PRIMARY KEY,
+			user_id TEXT NOT NULL,
+			agent_name TEXT NOT NULL DEFAULT '',
+			status TEXT NOT NULL DEFAULT 'idle',
+			title TEXT NOT NULL DEFAULT '',
+			metadata TEXT NOT NULL DEFAULT '{}',
+			created_at INTEGER NOT NULL,
+			updated_at INTEGER NOT NULL)`,
+		`CREATE INDEX IF NOT EXISTS threads_user_updated ON threads(user_id, updated_at DESC)`,
+		`CREATE TABLE IF NOT EXISTS checkpoints (
+			seq INTEGER PRIMARY KEY AUTOINCREMENT,
+			thread_id TEXT NOT NULL,
+			id TEXT NOT NULL,
+			parent_id TEXT NOT NULL DEFAULT '',
+			run_id TEXT NOT NULL DEFAULT '',
+			step INTEGER NOT NULL,
+			state BLOB NOT NULL,
+			metadata TEXT NOT NULL DEFAULT '{}',
+			created_at INTEGER NOT NULL,
+			UNIQUE(thread_id, id))`,
+		`CREATE INDEX IF NOT EXISTS checkpoints_thread_seq ON checkpoints(thread_id, seq DESC)`,
+		`CREATE TABLE IF NOT EXISTS runs (
+			id TEXT PRIMARY KEY,
+			thread_id TEXT NOT NULL,
+			user_id TEXT NOT NULL DEFAULT '',
+			agent_name TEXT NOT NULL DEFAULT '',
+			status TEXT NOT NULL,
+			stop_reason TEXT NOT NULL DEFAULT '',
+			error TEXT NOT NULL DEFAULT '',
+			metadata TEXT NOT NULL DEFAULT '{}',
+			created_at INTEGER NOT NULL,
+			updated_at INTEGER NOT NULL)`,
+		`CREATE INDEX IF NOT EXISTS runs_thread_created ON runs(thread_id, created_at DESC)`,
+		fmt.Sprintf("PRAGMA user_version = %d", schemaVersion),
+	}
+	for _, st := range stmts {
+		if _, err := tx.ExecContext(ctx, st); err != nil {
+			return fmt.Errorf("sqlite: migrate: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: migrate: %w", err)
+	}
+	s.logger.Debug("sqlite schema created", "path", s.path, "version", schemaVersion)
+	return nil
+}
+
+// now returns the current time at the precision every store keeps
+// (microseconds, as Postgres).
+func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
+func toNanos(t time.Time) int64   { return t.UnixNano() }
+func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
+
+func encodeMeta(m map[string]any) (string, error) {
+	if len(m) == 0 {
+		return "{}", nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return "", fmt.Errorf("sqlite: encode metadata: %w", err)
+	}
+	return string(b), nil
+}
+
+func decodeMeta(s string) (map[string]any, error) {
+	if s == "" || s == "{}" {
+		return nil, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		return nil, fmt.Errorf("sqlite: decode metadata: %w", err)
+	}
+	return m, nil
+}
+
+// CreateThread implements store.Store.
+func (s *Store) CreateThread(ctx context.Context, t *store.Thread) error {
+	if t.ID == "" {
+		return errors.New("sqlite: thread id is empty")
+	}
+	n := now()
+	if t.CreatedAt.IsZero() {
+		t.CreatedAt = n
+	}
+	if t.UpdatedAt.IsZero() {
+		t.UpdatedAt = t.CreatedAt
+	}
+	t.Status = cmp.Or(t.Status, store.ThreadIdle)
+	meta, err := encodeMeta(t.Metadata)
+	if err != nil {
+		return err
+	}
+	_, err = s.writer.ExecContext(ctx,
+		`INSERT INTO threads (id, user_id, agent_name, status, title, metadata, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?)`,
+		t.ID, t.UserID, t.AgentName, t.Status, t.Title, meta, toNanos(t.CreatedAt), toNanos(t.UpdatedAt))
+	if err != nil {
+		if isUniqueViolation(err) {
+			return fmt.Errorf("thread %q: %w", t.ID, store.ErrExists)
+		}
+		return fmt.Errorf("sqlite: create thread: %w", err)
+	}
+	return nil
+}
+
+func isUniqueViolation(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
+}
+
+const threadCols = `id, user_id, agent_name, status, title, metadata, created_at, updated_at`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanThread(r scanner) (*store.Thread, error) {
+	var t store.Thread
+	var meta string
+	var created, updated int64
+	if err := r.Scan(&t.ID, &t.UserID, &t.AgentName, &t.Status, &t.Title, &meta, &created, &updated); err != nil {
+		return nil, err
+	}
+	m, err := decodeMeta(meta)
+	if err != nil {
+		return nil, err
+	}
+	t.Metadata, t.CreatedAt, t.UpdatedAt = m, fromNanos(created), fromNanos(updated)
+	return &t, nil
+}
+
+// GetThread implements store.Store.
+func (s *Store) GetThread(ctx context.Context, id string) (*store.Thread, error) {
+	t, err := scanThread(s.reader.QueryRowContext(ctx, `SELECT `+threadCols+` FROM threads WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("thread %q: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: get thread: %w", err)
+	}
+	return t, nil
+}
+
+// UpdateThread implements store.Store.
+func (s *Store) UpdateThread(ctx context.Context, t *store.Thread) error {
+	meta, err := encodeMeta(t.Metadata)
+	if err != nil {
+		return err
+	}
+	t.UpdatedAt = now()
+	res, err := s.writer.ExecContext(ctx,
+		`UPDATE threads SET status = ?, title = ?, metadata = ?, updated_at = ? WHERE id = ?`,
+		cmp.Or(t.Status, store.ThreadIdle), t.Title, meta, toNanos(t.UpdatedAt), t.ID)
+	if err != nil {
+		return fmt.Errorf("sqlite: update thread: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("thread %q: %w", t.ID, store.ErrNotFound)
+	}
+	return nil
+}
+
+// SearchThreads implements store.Store.
+func (s *Store) SearchThreads(ctx context.Context, q store.ThreadQuery) ([]*store.Thread, error) {
+	var where []string
+	var args []any
+	if q.UserID != "" {
+		where = append(where, "user_id = ?")
+		args = append(args, q.UserID)
+	}
+	if q.Status != "" {
+		where = append(where, "status = ?")
+		args = append(args, q.Status)
+	}
+	for k, v := range q.Metadata {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: metadata filter %q: %w", k, err)
+		}
+		where = append(where, "json_extract(metadata, ?) IS json_extract(?, '$')")
+		args = append(args, `$."`+strings.ReplaceAll(k, `"`, `\"`)+`"`, string(b))
+	}
+	query := `SELECT ` + threadCols + ` FROM threads`
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
+	}
+	query += " ORDER BY updated_at DESC, id LIMIT ? OFFSET ?"
+	args = append(args, cmp.Or(q.Limit, 100), max(q.Offset, 0))
+	rows, err := s.reader.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: search threads: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.Thread
+	for rows.Next() {
+		t, err := scanThread(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: search threads: %w", err)
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// DeleteThread implements store.Store.
+func (s *Store) DeleteThread(ctx context.Context, id string) error {
+	tx, err := s.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: delete thread: %w", err)
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `DELETE FROM threads WHERE id = ?`, id)
+	if err != nil {
+		return fmt.Errorf("sqlite: delete thread: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("thread %q: %w", id, store.ErrNotFound)
+	}
+	for _, st := range []string{`DELETE FROM checkpoints WHERE thread_id = ?`, `DELETE FROM runs WHERE thread_id = ?`} {
+		if _, err := tx.ExecContext(ctx, st, id); err != nil {
+			return fmt.Errorf("sqlite: delete thread: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: delete thread: %w", err)
+	}
+	return nil
+}
+
+// PutCheckpoint implements store.Store.
+func (s *Store) PutCheckpoint(ctx context.Context, cp *store.Checkpoint) error {
+	state := cp.State
+	if state == nil {
+		state = &thread.State{}
+	}
+	blob, err := json.Marshal(state)
+	if err != nil {
+		return fmt.Errorf("sqlite: encode state: %w", err)
+	}
+	meta, err := encodeMeta(cp.Metadata)
+	if err != nil {
+		return err
+	}
+	if cp.ID == "" {
+		id, err := uuid.NewV7()
+		if err != nil {
+			return fmt.Errorf("sqlite: checkpoint id: %w", err)
+		}
+		cp.ID = id.String()
+	}
+	if cp.CreatedAt.IsZero() {
+		cp.CreatedAt = now()
+	}
+	tx, err := s.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: put checkpoint: %w", err)
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `UPDATE threads SET updated_at = ?, title = CASE WHEN ? = '' THEN title ELSE ? END WHERE id = ?`,
+		toNanos(cp.CreatedAt), state.Title, state.Title, cp.ThreadID)
+	if err != nil {
+		return fmt.Errorf("sqlite: put checkpoint: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("thread %q: %w", cp.ThreadID, store.ErrNotFound)
+	}
+	_, err = tx.ExecContext(ctx,
+		`INSERT INTO checkpoints (thread_id, id, parent_id, run_id, step, state, metadata, created_at) VALUES (?,?,?,?,?,?,?,?)`,
+		cp.ThreadID, cp.ID, cp.ParentID, cp.RunID, cp.Step, blob, meta, toNanos(cp.CreatedAt))
+	if err != nil {
+		if isUniqueViolation(err) {
+			return fmt.Errorf("checkpoint %q: %w", cp.ID, store.ErrExists)
+		}
+		return fmt.Errorf("sqlite: put checkpoint: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: put checkpoint: %w", err)
+	}
+	return nil
+}
+
+const checkpointCols = `id, thread_id, parent_id, run_id, step, state, metadata, created_at`
+
+func scanCheckpoint(r scanner) (*store.Checkpoint, error) {
+	var cp store.Checkpoint
+	var blob []byte
+	var meta string
+	var created int64
+	if err := r.Scan(&cp.ID, &cp.ThreadID, &cp.ParentID, &cp.RunID, &cp.Step, &blob, &meta, &created); err != nil {
+		return nil, err
+	}
+	var st thread.State
+	if err := json.Unmarshal(blob, &st); err != nil {
+		return nil, fmt.Errorf("decode state of checkpoint %s: %w", cp.ID, err)
+	}
+	m, err := decodeMeta(meta)
+	if err != nil {
+		return nil, err
+	}
+	cp.State, cp.Metadata, cp.CreatedAt = &st, m, fromNanos(created)
+	return &cp, nil
+}
+
+// LatestCheckpoint implements store.Store.
+func (s *Store) LatestCheckpoint(ctx context.Context, threadID string) (*store.Checkpoint, error) {
+	cp, err := scanCheckpoint(s.reader.QueryRowContext(ctx,
+		`SELECT `+checkpointCols+` FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT 1`, threadID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("checkpoint of thread %q: %w", threadID, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: latest checkpoint: %w", err)
+	}
+	return cp, nil
+}
+
+// GetCheckpoint implements store.Store.
+func (s *Store) GetCheckpoint(ctx context.Context, threadID, id string) (*store.Checkpoint, error) {
+	cp, err := scanCheckpoint(s.reader.QueryRowContext(ctx,
+		`SELECT `+checkpointCols+` FROM checkpoints WHERE thread_id = ? AND id = ?`, threadID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("checkpoint %q of thread %q: %w", id, threadID, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: get checkpoint: %w", err)
+	}
+	return cp, nil
+}
+
+// ListCheckpoints implements store.Store.
+func (s *Store) ListCheckpoints(ctx context.Context, threadID string, limit int, before string) ([]*store.Checkpoint, error) {
+	query := `SELECT ` + checkpointCols + ` FROM checkpoints WHERE thread_id = ?`
+	args := []any{threadID}
+	if before != "" {
+		query += ` AND seq < (SELECT seq FROM checkpoints WHERE thread_id = ? AND id = ?)`
+		args = append(args, threadID, before)
+	}
+	query += ` ORDER BY seq DESC`
+	if limit > 0 {
+		query += ` LIMIT ?`
+		args = append(args, limit)
+	}
+	rows, err := s.reader.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list checkpoints: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.Checkpoint
+	for rows.Next() {
+		cp, err := scanCheckpoint(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: list checkpoints: %w", err)
+		}
+		out = append(out, cp)
+	}
+	return out, rows.Err()
+}
+
+// CreateRun implements store.Store.
+func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
+	if r.ID == "" {
+		return errors.New("sqlite: run id is empty")
+	}
+	n := now()
+	if r.CreatedAt.IsZero() {
+		r.CreatedAt = n
+	}
+	r.UpdatedAt = r.CreatedAt
+	r.Status = cmp.Or(r.Status, store.RunPending)
+	meta, err := encodeMeta(r.Metadata)
+	if err != nil {
+		return err
+	}
+	tx, err := s.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: create run: %w", err)
+	}
+	defer tx.Rollback()
+	var one int
+	if err := tx.QueryRowContext(ctx, `SELECT 1 FROM threads WHERE id = ?`, r.ThreadID).Scan(&one); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("thread %q: %w", r.ThreadID, store.ErrNotFound)
+		}
+		return fmt.Errorf("sqlite: create run: %w", err)
+	}
+	_, err = tx.ExecContext(ctx,
+		`INSERT INTO runs (id, thread_id, user_id, agent_name, status, stop_reason, error, metadata, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)`,
+		r.ID, r.ThreadID, r.UserID, r.AgentName, r.Status, r.StopReason, r.Error, meta, toNanos(r.CreatedAt), toNanos(r.UpdatedAt))
+	if err != nil {
+		if isUniqueViolation(err) {
+			return fmt.Errorf("run %q: %w", r.ID, store.ErrExists)
+		}
+		return fmt.Errorf("sqlite: create run: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: create run: %w", err)
+	}
+	return nil
+}
+
+// UpdateRun implements store.Store.
+func (s *Store) UpdateRun(ctx context.Context, id string, u store.RunUpdate) error {
+	res, err := s.writer.ExecContext(ctx,
+		`UPDATE runs SET status = ?, stop_reason = ?, error = ?, updated_at = ? WHERE id = ?`,
+		u.Status, u.StopReason, u.Error, toNanos(now()), id)
+	if err != nil {
+		return fmt.Errorf("sqlite: update run: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("run %q: %w", id, store.ErrNotFound)
+	}
+	return nil
+}
+
+const runCols = `id, thread_id, user_id, agent_name, status, stop_reason, error, metadata, created_at, updated_at`
+
+func scanRun(r scanner) (*store.Run, error) {
+	var run store.Run
+	var meta string
+	var created, updated int64
+	if err := r.Scan(&run.ID, &run.ThreadID, &run.UserID, &run.AgentName, &run.Status, &run.StopReason, &run.Error, &meta, &created, &updated); err != nil {
+		return nil, err
+	}
+	m, err := decodeMeta(meta)
+	if err != nil {
+		return nil, err
+	}
+	run.Metadata, run.CreatedAt, run.UpdatedAt = m, fromNanos(created), fromNanos(updated)
+	return &run, nil
+}
+
+// GetRun implements store.Store.
+func (s *Store) GetRun(ctx context.Context, id string) (*store.Run, error) {
+	r, err := scanRun(s.reader.QueryRowContext(ctx, `SELECT `+runCols+` FROM runs WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("run %q: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: get run: %w", err)
+	}
+	return r, nil
+}
+
+// ListRuns implements store.Store.
+func (s *Store) ListRuns(ctx context.Context, threadID string) ([]*store.Run, error) {
+	rows, err := s.reader.QueryContext(ctx, `SELECT `+runCols+` FROM runs WHERE thread_id = ? ORDER BY created_at DESC, rowid DESC`, threadID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list runs: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: list runs: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
