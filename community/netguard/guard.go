@@ -84,6 +84,11 @@ type Guard struct {
 	Resolver Resolver
 	// Action is the verb of refusal messages; "" means "fetch".
 	Action string
+	// Dial, if set, makes the connection to an address the guard has
+	// already resolved and checked, in place of a net.Dialer with the
+	// Control hook. Tests use it to route a public-looking address to a
+	// loopback server; production code leaves it nil.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 func (g *Guard) resolver() Resolver {
@@ -239,9 +244,13 @@ func (g *Guard) DialContext(d *net.Dialer) func(ctx context.Context, network, ad
 		if err != nil {
 			return nil, err
 		}
+		dial := dialer.DialContext
+		if g != nil && g.Dial != nil {
+			dial = g.Dial
+		}
 		var errs []error
 		for _, a := range addrs {
-			conn, err := dialer.DialContext(ctx, network, net.JoinHostPort(a.String(), port))
+			conn, err := dial(ctx, network, net.JoinHostPort(a.String(), port))
 			if err == nil {
 				return conn, nil
 			}

@@ -1,0 +1,155 @@
+package community
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// ProviderOptions are the config keys every web tool shares. The zero
+// value selects each tool's default provider with its defaults.
+type ProviderOptions struct {
+	// Provider picks the backend; "" is the tool's default (see each
+	// tool's options).
+	Provider string `yaml:"provider"`
+	// APIKey authenticates keyed providers. "" falls back to the
+	// provider's environment variable (TAVILY_API_KEY,
+	// BRAVE_SEARCH_API_KEY, JINA_API_KEY), as DeerFlow does.
+	APIKey string `yaml:"api_key"`
+	// BaseURL is the provider's base URL; "" is the public service (for
+	// SearXNG, DeerFlow's http://localhost:8088). Endpoint is an alias.
+	BaseURL  string `yaml:"base_url"`
+	Endpoint string `yaml:"endpoint"`
+	// Timeout is the request timeout in seconds; 0 means the tool's
+	// default. TimeoutS is DeerFlow's timeout_s alias.
+	Timeout  float64 `yaml:"timeout"`
+	TimeoutS float64 `yaml:"timeout_s"`
+	// Proxy is an http(s) proxy URL for provider requests. The direct
+	// fetcher never uses a proxy (its SSRF guard must see the address it
+	// connects to).
+	Proxy string `yaml:"proxy"`
+	// TrustEnv (default true) lets provider requests use the
+	// HTTP(S)_PROXY environment variables.
+	TrustEnv *bool `yaml:"trust_env"`
+	// MaxResults overrides the model's max_results argument, as in
+	// DeerFlow; 0 keeps the argument (default 5).
+	MaxResults int `yaml:"max_results"`
+
+	// HTTPClient, if set, is used for provider requests instead of a
+	// client built from Timeout, Proxy and TrustEnv (tests, custom TLS).
+	HTTPClient *http.Client `yaml:"-"`
+	// Logger receives diagnostics; nil discards.
+	Logger *slog.Logger `yaml:"-"`
+	// Getenv reads the API-key environment variables; nil is os.Getenv.
+	Getenv func(string) string `yaml:"-"`
+}
+
+// DecodeOptions decodes a config entry's extra keys (config.ToolEntry's
+// Options) into dst, a pointer to FetchOptions, SearchOptions or
+// ImageSearchOptions. Decoding is strict: an unknown key or a value of the
+// wrong type is an error that names it.
+func DecodeOptions(options map[string]any, dst any) error {
+	if len(options) == 0 {
+		return nil
+	}
+	raw, err := yaml.Marshal(options)
+	if err != nil {
+		return fmt.Errorf("encode options: %w", err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	if err := dec.Decode(dst); err != nil {
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			return fmt.Errorf("invalid options: %s", strings.Join(te.Errors, "; "))
+		}
+		return fmt.Errorf("invalid options: %w", err)
+	}
+	return nil
+}
+
+func (o *ProviderOptions) logger() *slog.Logger {
+	if o.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return o.Logger
+}
+
+func (o *ProviderOptions) timeout(def time.Duration) time.Duration {
+	s := cmp.Or(o.Timeout, o.TimeoutS)
+	if s <= 0 {
+		return def
+	}
+	return time.Duration(s * float64(time.Second))
+}
+
+// baseURL returns the configured base URL without a trailing slash, or def.
+func (o *ProviderOptions) baseURL(def string) string {
+	return strings.TrimRight(cmp.Or(o.BaseURL, o.Endpoint, def), "/")
+}
+
+func (o *ProviderOptions) apiKey(envVar string) string {
+	if k := strings.TrimSpace(o.APIKey); k != "" {
+		return k
+	}
+	if envVar == "" {
+		return ""
+	}
+	get := o.Getenv
+	if get == nil {
+		get = os.Getenv
+	}
+	return strings.TrimSpace(get(envVar))
+}
+
+// validate checks the shared keys.
+func (o *ProviderOptions) validate() error {
+	if o.BaseURL != "" && o.Endpoint != "" && o.BaseURL != o.Endpoint {
+		return errors.New("base_url and endpoint are aliases; set one")
+	}
+	if u := cmp.Or(o.BaseURL, o.Endpoint); u != "" {
+		p, err := url.Parse(u)
+		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			return fmt.Errorf("base_url %q is not an http(s) URL", u)
+		}
+	}
+	if o.Timeout < 0 || o.TimeoutS < 0 {
+		return errors.New("timeout must not be negative")
+	}
+	if o.MaxResults < 0 {
+		return errors.New("max_results must not be negative")
+	}
+	if o.Proxy != "" {
+		p, err := url.Parse(o.Proxy)
+		if err != nil || p.Host == "" {
+			return fmt.Errorf("proxy %q is not a URL", o.Proxy)
+		}
+	}
+	return nil
+}
+
+// client returns the HTTP client for provider requests: HTTPClient if set,
+// otherwise one with the timeout and proxy settings of the options.
+func (o *ProviderOptions) client(def time.Duration) *http.Client {
+	if o.HTTPClient != nil {
+		return o.HTTPClient
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	switch {
+	case o.Proxy != "":
+		p, _ := url.Parse(o.Proxy) // checked by validate
+		tr.Proxy = http.ProxyURL(p)
+	case o.TrustEnv != nil && !*o.TrustEnv:
+		tr.Proxy = nil
+	}
+	return &http.Client{Transport: tr, Timeout: o.timeout(def)}
+}
