@@ -201,10 +201,8 @@ func (s *Store) discover(ctx context.Context, cat Category, root string) []Skill
 		}
 		branch = append(branch, real)
 		file := filepath.Join(dir, SkillFile)
-		if fi, err := os.Lstat(file); err == nil {
-			if depth == 0 {
-				return // a SKILL.md directly in the category root is not a package
-			}
+		// A SKILL.md directly in the category root is not a package.
+		if fi, err := os.Lstat(file); err == nil && depth > 0 {
 			if !fi.Mode().IsRegular() {
 				s.logger.Warn("skills: skipping SKILL.md that is not a regular file", "file", file)
 				return
@@ -349,19 +347,21 @@ func (s *Store) SupportFile(user, name, rel string, portable bool) (string, erro
 	dir := s.CustomDir(user, name)
 	top := strings.SplitN(clean, "/", 2)[0]
 	target := filepath.Join(dir, filepath.FromSlash(clean))
-	if err := within(filepath.Join(dir, top), target); err != nil {
+	if err := within(dir, top, target); err != nil {
 		return "", errors.New("Supporting file path must stay within the selected support directory.")
 	}
 	return target, nil
 }
 
 // within checks that target, with every symlink on its existing prefix
-// resolved, lies inside root (also resolved).
-func within(root, target string) error {
-	rr, err := resolveExisting(root)
+// resolved, lies inside the folder top of dir. dir is resolved but top is
+// not: a support folder that is itself a symlink leads outside.
+func within(dir, top, target string) error {
+	rd, err := resolveExisting(dir)
 	if err != nil {
 		return err
 	}
+	rr := filepath.Join(rd, top)
 	rt, err := resolveExisting(target)
 	if err != nil {
 		return err
