@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -93,7 +95,7 @@ func (m *Manager) call(ctx context.Context, call *tool.Call, serverName, rawName
 		return nil, ctx.Err()
 	case cctx.Err() != nil:
 		return tool.Errorf("MCP tool '%s' on server '%s' timed out after %gs", rawName, serverName, s.cfg.CallTimeout().Seconds()), nil
-	case errors.Is(err, mcp.ErrConnectionClosed) || !e.sess.alive():
+	case connectionLost(err, e.sess):
 		m.pool.remove(e)
 		return tool.Errorf("MCP server '%s' closed the connection while running '%s'; it will be restarted on the next call%s",
 			serverName, rawName, stderrNote(e.sess.stderr)), nil
@@ -101,6 +103,20 @@ func (m *Manager) call(ctx context.Context, call *tool.Call, serverName, rawName
 		return tool.Errorf("%s", werr.Message), nil
 	}
 	return tool.Errorf("MCP tool '%s' on server '%s' failed: %v", rawName, serverName, err), nil
+}
+
+// connectionLost reports whether a failed call means the session is gone.
+// A crashed server shows up as EOF on its connection; the session's watcher
+// may need a moment to notice, and the stderr tail to arrive.
+func connectionLost(err error, s *session) bool {
+	if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		select {
+		case <-s.dead:
+		case <-time.After(200 * time.Millisecond):
+		}
+		return true
+	}
+	return !s.alive()
 }
 
 func stderrNote(b *tailBuffer) string {

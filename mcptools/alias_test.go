@@ -1,0 +1,8 @@
+package mcptools_test
+
+import "github.com/antlerhq/antler/tool"
+
+type (
+	toolT   = tool.Tool
+	resultT = tool.Result
+)

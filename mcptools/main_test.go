@@ -1,0 +1,190 @@
+package mcptools_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/antlerhq/antler/config"
+	"github.com/antlerhq/antler/mcptools"
+)
+
+// fakeEnv selects a fake MCP server when the test binary re-executes
+// itself (the TestMain re-exec trick).
+const fakeEnv = "MCPTOOLS_FAKE"
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(fakeEnv); mode != "" {
+		runFake(mode)
+		os.Exit(0)
+	}
+	code := m.Run()
+	stopPeers()
+	os.Exit(code)
+}
+
+// runFake is a small stdio MCP server with deliberate faults:
+//   - hang: reads nothing, answers nothing, ignores stdin EOF;
+//   - exit: writes to stderr and exits at once with status 3;
+//   - serve: a healthy server (tools echo, pid, crash, sleep); "crash"
+//     exits the process in the middle of the call. FAKE_INIT_DELAY
+//     (a duration) delays the start, for discovery benchmarks.
+func runFake(mode string) {
+	switch mode {
+	case "hang":
+		time.Sleep(time.Hour)
+	case "exit":
+		fmt.Fprintln(os.Stderr, "fake: refusing to start")
+		os.Exit(3)
+	case "serve":
+		if d, err := time.ParseDuration(os.Getenv("FAKE_INIT_DELAY")); err == nil {
+			time.Sleep(d)
+		}
+		s := newTestServer()
+		mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "Returns the server's process id."},
+			func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+				return text(strconv.Itoa(os.Getpid())), nil, nil
+			})
+		mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "Exits the server mid-call."},
+			func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+				fmt.Fprintln(os.Stderr, "fake: crashing on purpose")
+				os.Exit(2)
+				return nil, nil, nil
+			})
+		mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "Returns the value of one variable."},
+			func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+				Name string `json:"name"`
+			}) (*mcp.CallToolResult, any, error) {
+				v, ok := os.LookupEnv(in.Name)
+				if !ok {
+					v = "<unset>"
+				}
+				return text(v), nil, nil
+			})
+		if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+			fmt.Fprintln(os.Stderr, "fake:", err)
+		}
+	default:
+		fmt.Fprintln(os.Stderr, "fake: unknown mode", mode)
+		os.Exit(1)
+	}
+}
+
+func text(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+type echoIn struct {
+	Message string `json:"message" jsonschema:"the text to echo"`
+}
+
+type sleepIn struct {
+	Millis int `json:"millis"`
+}
+
+// newTestServer returns an in-process server with the tools echo and
+// sleep (which honours cancellation).
+func newTestServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes a message."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+			return text("Echo: " + in.Message), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "sleep", Description: "Sleeps."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in sleepIn) (*mcp.CallToolResult, any, error) {
+			select {
+			case <-time.After(time.Duration(in.Millis) * time.Millisecond):
+				return text("slept"), nil, nil
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			}
+		})
+	return s
+}
+
+// memServers maps server names to in-process servers for Options.Dial:
+// every session gets a fresh pair of in-memory transports.
+type memServers map[string]*mcp.Server
+
+func (ms memServers) dial(ctx context.Context, s config.MCPServer) (mcp.Transport, error) {
+	srv, ok := ms[s.Name]
+	if !ok {
+		return nil, nil
+	}
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := srv.Connect(ctx, st, nil); err != nil {
+		return nil, err
+	}
+	return ct, nil
+}
+
+// parseExt builds an extensions config from JSON of the mcpServers map.
+func parseExt(t testing.TB, servers string) *config.Extensions {
+	t.Helper()
+	ext, err := config.ParseExtensions("extensions_config.json", []byte(`{"mcpServers":`+servers+`}`), os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ext
+}
+
+// memServerJSON is the config of an in-memory server; Dial intercepts it.
+func memServerJSON(extra string) string {
+	if extra != "" {
+		extra = "," + extra
+	}
+	return `{"type":"http","url":"http://127.0.0.1:1/unused"` + extra + `}`
+}
+
+// newManager returns a Manager closed at the end of the test.
+func newManager(t testing.TB, opts mcptools.Options) *mcptools.Manager {
+	t.Helper()
+	m := mcptools.New(&opts)
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// fakeServerJSON is the config of a re-executed fake stdio server.
+func fakeServerJSON(t testing.TB, mode string, extra string) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{fakeEnv: mode}
+	if extra != "" {
+		extra = "," + extra
+	}
+	envJSON, _ := json.Marshal(env)
+	exeJSON, _ := json.Marshal(exe)
+	return `{"type":"stdio","command":` + string(exeJSON) + `,"env":` + string(envJSON) + extra + `}`
+}
+
+func names(tools []*toolT) []string {
+	out := make([]string, len(tools))
+	for i, t := range tools {
+		out[i] = t.Name
+	}
+	return out
+}
+
+// resultText is the text a model would read.
+func resultText(r *resultT) string { return r.TextContent() }
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func hasPrefix(s, p string) bool { return strings.HasPrefix(s, p) }

@@ -1,0 +1,3 @@
+package mcptools_test
+
+func stopPeers() {}

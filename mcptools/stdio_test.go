@@ -1,0 +1,148 @@
+package mcptools_test
+
+import (
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/antlerhq/antler/mcptools"
+	"github.com/antlerhq/antler/tool"
+)
+
+// Reference §15 case 50: discovery timeout skips only the hung server; a
+// server that exits at once and one that crashes mid-call cost only their
+// own tools; session initialisation at call time is bounded too.
+func TestCase50_DiscoveryTimeoutSkipsOnlyHungServer(t *testing.T) {
+	ext := parseExt(t, `{
+		"hung": `+fakeServerJSON(t, "hang", `"session_init_timeout": 1`)+`,
+		"gone": `+fakeServerJSON(t, "exit", "")+`,
+		"good": `+fakeServerJSON(t, "serve", "")+`}`)
+	var mu sync.Mutex
+	seen := map[string][]mcptools.ServerState{}
+	m := newManager(t, mcptools.Options{Extensions: mcptools.Static(ext), OnStatus: func(st mcptools.ServerStatus) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[st.Name] = append(seen[st.Name], st.State)
+	}})
+	start := time.Now()
+	tools, err := m.Tools(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	elapsed := time.Since(start)
+	if diff := cmp.Diff([]string{"good_crash", "good_echo", "good_env", "good_pid", "good_sleep"}, names(tools)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if elapsed > 10*time.Second {
+		t.Errorf("discovery took %s; the hung server must cost at most its 1 s timeout", elapsed)
+	}
+	st := statusByName(m)
+	if s := st["hung"]; s.State != mcptools.StateFailed || s.Err == nil || s.Err.Error() != "tool discovery timed out (1s)" {
+		t.Errorf("hung: %+v", s)
+	}
+	if s := st["gone"]; s.State != mcptools.StateFailed || s.Err == nil || !strings.Contains(s.Err.Error(), "fake: refusing to start") {
+		t.Errorf("gone: %+v (the error should carry the server's stderr)", s)
+	}
+	mu.Lock()
+	if diff := cmp.Diff([]mcptools.ServerState{"connecting", "ready"}, seen["good"]); diff != "" {
+		t.Errorf("OnStatus for good (-want +got):\n%s", diff)
+	}
+	mu.Unlock()
+
+	// A failed server is not retried by the next Tools call.
+	start = time.Now()
+	if again, err := m.Tools(t.Context()); err != nil || &again[0] != &tools[0] || time.Since(start) > time.Second {
+		t.Errorf("second Tools: err=%v same=%v took=%s", err, err == nil && &again[0] == &tools[0], time.Since(start))
+	}
+}
+
+func statusByName(m *mcptools.Manager) map[string]mcptools.ServerStatus {
+	out := map[string]mcptools.ServerStatus{}
+	for _, s := range m.Status() {
+		out[s.Name] = s
+	}
+	return out
+}
+
+func TestSessionInitTimeoutAtCallTime(t *testing.T) {
+	// Discovery succeeds through the control session; a new thread's
+	// session of a server that now hangs must fail within the bound. The
+	// hang is simulated by a server whose per-thread start is the hang
+	// fake: a tool bound before a config change reaches the new runtime.
+	ext := parseExt(t, `{"s": `+fakeServerJSON(t, "hang", `"session_init_timeout": 0.5`)+`}`)
+	m := newManager(t, mcptools.Options{Extensions: mcptools.Static(ext)})
+	if tools, _ := m.Tools(t.Context()); len(tools) != 0 {
+		t.Fatalf("hung server listed tools: %v", names(tools))
+	}
+	// Call through a tool value of the same server name built elsewhere:
+	// use the doctor check, which opens a fresh session with the bound.
+	res, err := m.Check(t.Context())
+	if err != nil || len(res) != 1 || res[0].Err == nil || res[0].Err.Error() != "tool discovery timed out (0.5s)" {
+		t.Errorf("check = %+v, %v", res, err)
+	}
+}
+
+func callText(t *testing.T, tl *tool.Tool, call *tool.Call, args string) (string, bool) {
+	t.Helper()
+	res, err := tl.Handler(t.Context(), call, json.RawMessage(args))
+	if err != nil {
+		t.Fatalf("%s: %v", tl.Name, err)
+	}
+	return resultText(res), res.IsError
+}
+
+func TestStdioSessionsPerThreadAndRestart(t *testing.T) {
+	ext := parseExt(t, `{"f": `+fakeServerJSON(t, "serve", `"env": {"`+fakeEnv+`": "serve", "FAKE_SECRET": "s3cret"}`)+`}`)
+	t.Setenv("MCPTOOLS_NOT_INHERITED", "leak")
+	m := newManager(t, mcptools.Options{Extensions: mcptools.Static(ext), MaxSessions: 1, TerminateGrace: 200 * time.Millisecond})
+	tools := toolsByName(t, m)
+	pid, env, crash := tools["f_pid"], tools["f_env"], tools["f_crash"]
+
+	control, _ := callText(t, pid, &tool.Call{}, "")
+	t1 := &tool.Call{UserID: "u", ThreadID: "t1"}
+	t2 := &tool.Call{UserID: "u", ThreadID: "t2"}
+	p1, _ := callText(t, pid, t1, "")
+	p1again, _ := callText(t, pid, t1, "")
+	if p1 != p1again || p1 == control {
+		t.Errorf("thread t1 pids %s, %s; control %s: want one session per thread, separate from control", p1, p1again, control)
+	}
+	p2, _ := callText(t, pid, t2, "")
+	if p2 == p1 || p2 == control {
+		t.Errorf("thread t2 shares a process: %s (t1 %s, control %s)", p2, p1, control)
+	}
+	// MaxSessions 1: t1 was evicted (and closed) when t2 started.
+	if p, _ := callText(t, pid, t1, ""); p == p1 {
+		t.Errorf("t1 session survived eviction (pid %s)", p)
+	}
+
+	// Env: configured values arrive, the rest of Antler's env does not.
+	if v, _ := callText(t, env, t1, `{"name":"FAKE_SECRET"}`); v != "s3cret" {
+		t.Errorf("FAKE_SECRET = %q", v)
+	}
+	if v, _ := callText(t, env, t1, `{"name":"MCPTOOLS_NOT_INHERITED"}`); v != "<unset>" {
+		t.Errorf("MCPTOOLS_NOT_INHERITED = %q, want <unset>", v)
+	}
+	if v, _ := callText(t, env, t1, `{"name":"PATH"}`); v == "<unset>" {
+		t.Error("PATH not inherited")
+	}
+
+	// A crash mid-call is an error result; the next call restarts the server.
+	before, _ := callText(t, pid, t1, "")
+	msg, isErr := callText(t, crash, t1, "")
+	if !isErr || !strings.Contains(msg, "closed the connection while running 'crash'; it will be restarted on the next call") ||
+		!strings.Contains(msg, "fake: crashing on purpose") {
+		t.Errorf("crash result = %q", msg)
+	}
+	after, isErr := callText(t, pid, t1, "")
+	if isErr || after == before {
+		t.Errorf("after crash: pid %q (before %q), error %v", after, before, isErr)
+	}
+	// Other sessions were not affected.
+	if p, _ := callText(t, pid, &tool.Call{}, ""); p != control {
+		t.Errorf("control session changed after a thread's crash: %s -> %s", control, p)
+	}
+}
