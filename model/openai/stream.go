@@ -97,7 +97,7 @@ func (a *assembler) addCall(tc oai.ChatCompletionChunkChoiceDeltaToolCall) model
 func reasoningOf(d oai.ChatCompletionChunkChoiceDelta) string {
 	for _, key := range [...]string{"reasoning_content", "reasoning"} {
 		f, ok := d.JSON.ExtraFields[key]
-		if !ok || !f.Valid() {
+		if !ok || f.Raw() == "" {
 			continue
 		}
 		var s string

@@ -1,0 +1,142 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+
+	"github.com/antlerhq/antler/model"
+)
+
+// assembler builds a response from Messages API stream events. Content
+// blocks are addressed by the index the server sends; tool_use blocks
+// are numbered 0, 1, ... in order of appearance for ToolCallDelta.
+type assembler struct {
+	text      strings.Builder
+	reasoning strings.Builder
+	signature string
+	calls     []*toolBlock
+	blocks    map[int64]*toolBlock // content block index -> tool block
+	stop      sdk.StopReason
+	usage     model.Usage
+	started   bool
+}
+
+type toolBlock struct {
+	slot     int
+	id, name string
+	initial  string // input from content_block_start, if any
+	args     strings.Builder
+}
+
+func (a *assembler) add(ev sdk.MessageStreamEventUnion) []model.Event {
+	switch ev.Type {
+	case "message_start":
+		a.started = true
+		u := ev.Message.Usage
+		a.usage.InputTokens = u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
+		a.usage.OutputTokens = u.OutputTokens
+	case "content_block_start":
+		cb := ev.ContentBlock
+		switch cb.Type {
+		case "tool_use", "server_tool_use":
+			tb := &toolBlock{slot: len(a.calls), id: cb.ID, name: cb.Name}
+			if raw := cb.JSON.Input.Raw(); raw != "" && raw != "{}" && raw != "null" {
+				tb.initial = raw
+			}
+			a.calls = append(a.calls, tb)
+			if a.blocks == nil {
+				a.blocks = map[int64]*toolBlock{}
+			}
+			a.blocks[ev.Index] = tb
+			return []model.Event{{ToolCallDelta: &model.ToolCallDelta{Index: tb.slot, ID: tb.id, Name: tb.name}}}
+		case "text":
+			if cb.Text != "" {
+				a.text.WriteString(cb.Text)
+				return []model.Event{{TextDelta: cb.Text}}
+			}
+		case "thinking":
+			if cb.Thinking != "" {
+				a.reasoning.WriteString(cb.Thinking)
+				return []model.Event{{ReasoningDelta: cb.Thinking}}
+			}
+		}
+	case "content_block_delta":
+		d := ev.Delta
+		switch d.Type {
+		case "text_delta":
+			a.text.WriteString(d.Text)
+			return []model.Event{{TextDelta: d.Text}}
+		case "thinking_delta":
+			a.reasoning.WriteString(d.Thinking)
+			return []model.Event{{ReasoningDelta: d.Thinking}}
+		case "signature_delta":
+			a.signature += d.Signature
+		case "input_json_delta":
+			if tb := a.blocks[ev.Index]; tb != nil && d.PartialJSON != "" {
+				tb.args.WriteString(d.PartialJSON)
+				return []model.Event{{ToolCallDelta: &model.ToolCallDelta{Index: tb.slot, Arguments: d.PartialJSON}}}
+			}
+		}
+	case "message_delta":
+		if ev.Delta.StopReason != "" {
+			a.stop = ev.Delta.StopReason
+		}
+		if ev.Usage.OutputTokens > 0 {
+			a.usage.OutputTokens = ev.Usage.OutputTokens
+		}
+		if in := ev.Usage.InputTokens + ev.Usage.CacheCreationInputTokens + ev.Usage.CacheReadInputTokens; in > a.usage.InputTokens {
+			a.usage.InputTokens = in
+		}
+	}
+	return nil
+}
+
+var errEmptyStream = errors.New("the stream ended without a response (no message_start or stop_reason)")
+
+func (a *assembler) response() (*model.Response, error) {
+	if !a.started || a.stop == "" && a.text.Len() == 0 && len(a.calls) == 0 {
+		return nil, errEmptyStream
+	}
+	msg := model.Message{Role: model.RoleAssistant, Content: a.text.String(), Reasoning: a.reasoning.String()}
+	if a.signature != "" {
+		msg.Meta = map[string]any{SignatureKey: a.signature}
+	}
+	for _, tb := range a.calls {
+		args := strings.TrimSpace(tb.args.String())
+		if args == "" {
+			args = tb.initial
+		}
+		if args == "" {
+			args = "{}"
+		}
+		raw := json.RawMessage(args)
+		if !json.Valid(raw) {
+			raw, _ = json.Marshal(args)
+		}
+		msg.ToolCalls = append(msg.ToolCalls, model.ToolCall{ID: tb.id, Name: tb.name, Arguments: raw})
+	}
+	u := a.usage
+	u.TotalTokens = u.InputTokens + u.OutputTokens
+	mu := u
+	msg.Usage = &mu
+	return &model.Response{Message: msg, Usage: u, FinishReason: finish(a.stop, len(msg.ToolCalls) > 0)}, nil
+}
+
+func finish(stop sdk.StopReason, hasCalls bool) model.FinishReason {
+	if hasCalls {
+		return model.FinishToolCalls
+	}
+	switch stop {
+	case "max_tokens", "model_context_window_exceeded":
+		return model.FinishLength
+	case "refusal":
+		return model.FinishSafety
+	case "tool_use":
+		return model.FinishToolCalls
+	default:
+		return model.FinishStop
+	}
+}
