@@ -1,0 +1,128 @@
+package agent
+
+import (
+	"cmp"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/antlerhq/antler/model"
+	"github.com/antlerhq/antler/store"
+	"github.com/antlerhq/antler/tool"
+)
+
+// Defaults of Options.
+const (
+	// DefaultMaxTurns is the number of model calls a run may make. DeerFlow
+	// runs with LangGraph's recursion limit of 100 graph steps, about 50
+	// model/tool rounds.
+	DefaultMaxTurns = 50
+	// DefaultToolConcurrency bounds the tool calls of one model message
+	// that run at the same time.
+	DefaultToolConcurrency = 16
+)
+
+// Options configure an Agent. Model is required; every other zero value
+// is documented.
+type Options struct {
+	// Model answers each step. Required.
+	Model model.ChatModel
+	// Tools are the bound tools, in bound order (toolset.Toolset.Tools()).
+	// Names must be unique.
+	Tools []*tool.Tool
+	// ToolMiddlewares wrap every tool call, the first listed outermost.
+	ToolMiddlewares []tool.Middleware
+	// ModelMiddlewares wrap every model request, the first listed
+	// outermost.
+	ModelMiddlewares []tool.ModelMiddleware
+	// SystemPrompt is sent as the first message of every request; "" sends
+	// none.
+	SystemPrompt string
+	// MaxTurns caps the model calls of one run; 0 means DefaultMaxTurns.
+	MaxTurns int
+	// ToolConcurrency bounds the concurrent tool calls of one step; 0
+	// means DefaultToolConcurrency.
+	ToolConcurrency int
+	// MaxTokens, Temperature and Thinking are copied into every request.
+	MaxTokens   int
+	Temperature *float64
+	Thinking    bool
+	// Store persists threads, runs and a checkpoint after every step; nil
+	// keeps the state in memory only (Input.State is the starting state).
+	Store store.Store
+	// Logger receives the loop's diagnostics; nil discards.
+	Logger *slog.Logger
+}
+
+// Agent is a configured loop. It is immutable after New and safe for
+// concurrent runs on different threads; two concurrent runs on the same
+// thread race (the last checkpoint wins), so callers serialise them.
+type Agent struct {
+	opts     Options
+	logger   *slog.Logger
+	tools    map[string]*tool.Tool
+	handlers map[string]tool.Handler // each tool's handler wrapped in the tool middlewares
+	defs     []model.ToolDefinition
+	names    string // "a, b, c" for the invalid-tool message
+}
+
+// New checks opts and returns an Agent.
+func New(opts Options) (*Agent, error) {
+	if opts.Model == nil {
+		return nil, errors.New("agent: no model")
+	}
+	opts.MaxTurns = cmp.Or(opts.MaxTurns, DefaultMaxTurns)
+	opts.ToolConcurrency = cmp.Or(opts.ToolConcurrency, DefaultToolConcurrency)
+	if opts.MaxTurns < 0 || opts.ToolConcurrency < 0 {
+		return nil, errors.New("agent: MaxTurns and ToolConcurrency must not be negative")
+	}
+	a := &Agent{
+		opts:     opts,
+		logger:   opts.Logger,
+		tools:    make(map[string]*tool.Tool, len(opts.Tools)),
+		handlers: make(map[string]tool.Handler, len(opts.Tools)),
+		defs:     make([]model.ToolDefinition, 0, len(opts.Tools)),
+	}
+	if a.logger == nil {
+		a.logger = slog.New(slog.DiscardHandler)
+	}
+	names := make([]string, 0, len(opts.Tools))
+	for _, t := range opts.Tools {
+		if t == nil || t.Handler == nil {
+			return nil, fmt.Errorf("agent: tool %d has no handler", len(names))
+		}
+		if _, dup := a.tools[t.Name]; dup {
+			return nil, fmt.Errorf("agent: two tools are named %q", t.Name)
+		}
+		a.tools[t.Name] = t
+		a.handlers[t.Name] = tool.Chain(t.Handler, opts.ToolMiddlewares...)
+		a.defs = append(a.defs, t.Definition())
+		names = append(names, t.Name)
+	}
+	a.names = strings.Join(names, ", ")
+	return a, nil
+}
+
+// Tools returns the bound tool names, in bound order.
+func (a *Agent) Tools() []string {
+	out := make([]string, len(a.defs))
+	for i, d := range a.defs {
+		out[i] = d.Name
+	}
+	return out
+}
+
+// InvalidToolResult is LangGraph's result for a call to a tool that is
+// not bound: "Error: {name} is not a valid tool, try one of [a, b]."
+func InvalidToolResult(name string, bound []string) *tool.Result {
+	return invalidTool(name, strings.Join(bound, ", "))
+}
+
+func invalidTool(name, names string) *tool.Result {
+	return tool.Errorf("Error: %s is not a valid tool, try one of [%s].", name, names)
+}
+
+// newID returns a random identifier for messages, runs and threads.
+func newID() string { return strings.ToLower(rand.Text()) }

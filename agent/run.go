@@ -1,0 +1,334 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"time"
+
+	"github.com/antlerhq/antler/model"
+	"github.com/antlerhq/antler/store"
+	"github.com/antlerhq/antler/thread"
+	"github.com/antlerhq/antler/tool"
+)
+
+// Input is one run's request.
+type Input struct {
+	// ThreadID names the thread; with a Store, "" starts a new thread
+	// with a generated id (reported in EventDone and Outcome).
+	ThreadID string
+	UserID   string
+	// AgentName is the custom agent running ("" for the default agent).
+	AgentName string
+	// RunID identifies the run; "" generates one.
+	RunID string
+	// Messages are appended to the thread before the first step (usually
+	// the user's message). A message without an ID gets one.
+	Messages []model.Message
+	// State is the starting state when the agent has no Store; it is not
+	// modified (the run works on a copy).
+	State *thread.State
+	// Context holds the run's non-checkpointed runtime values, handed to
+	// tools and middlewares (channel_name, disable_clarification, ...).
+	// The run never modifies it.
+	Context map[string]any
+}
+
+// Outcome is the result of a finished run.
+type Outcome struct {
+	ThreadID string
+	RunID    string
+	Reason   StopReason
+	// Turns counts the model calls made.
+	Turns int
+	Usage model.Usage
+	// State is the thread state at the end of the run.
+	State *thread.State
+}
+
+// Run starts a run and returns its events. The sequence ends with an
+// EventDone; a failure is reported first as an EventError paired with the
+// Go error (cancellation, a model or transport failure, a store failure,
+// conflicting state updates), then EventDone with reason error or
+// cancelled. Breaking out of the loop cancels the run.
+func (a *Agent) Run(ctx context.Context, in Input) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		stopped := false
+		emit := func(ev Event, err error) {
+			if stopped {
+				return
+			}
+			if !yield(ev, err) {
+				stopped = true
+				cancel()
+			}
+		}
+		a.run(ctx, in, emit)
+	}
+}
+
+// Invoke runs to the end, calling sink (if non-nil) with every event, and
+// returns the outcome. The error is the run's failure, if any; the
+// outcome is returned either way.
+func (a *Agent) Invoke(ctx context.Context, in Input, sink func(Event)) (*Outcome, error) {
+	return a.run(ctx, in, func(ev Event, _ error) {
+		if sink != nil {
+			sink(ev)
+		}
+	})
+}
+
+// runState is one run in progress. It is owned by the run's goroutine.
+type runState struct {
+	a      *Agent
+	in     Input
+	emit   func(Event, error)
+	logger *slog.Logger
+	state  *thread.State
+	// step and parent track the checkpoint chain of the thread.
+	step   int
+	parent string
+	turns  int
+	usage  model.Usage
+}
+
+func (a *Agent) run(ctx context.Context, in Input, emit func(Event, error)) (*Outcome, error) {
+	if in.RunID == "" {
+		in.RunID = newID()
+	}
+	if in.ThreadID == "" {
+		in.ThreadID = newID()
+	}
+	r := &runState{a: a, in: in, emit: emit,
+		logger: a.logger.With("thread_id", in.ThreadID, "run_id", in.RunID)}
+	reason, err := r.loop(ctx)
+	out := &Outcome{ThreadID: in.ThreadID, RunID: in.RunID, Reason: reason, Turns: r.turns, Usage: r.usage, State: r.state}
+	r.finish(ctx, reason, err)
+	if err != nil {
+		emit(Event{Type: EventError, Error: err.Error(), ThreadID: in.ThreadID, RunID: in.RunID}, err)
+	}
+	usage := r.usage
+	emit(Event{Type: EventDone, Reason: reason, ThreadID: in.ThreadID, RunID: in.RunID, Turns: r.turns, Usage: &usage}, nil)
+	return out, err
+}
+
+func (r *runState) loop(ctx context.Context) (StopReason, error) {
+	if err := r.load(ctx); err != nil {
+		return failure(ctx, err)
+	}
+	for _, m := range r.in.Messages {
+		fresh := m.ID == ""
+		if fresh {
+			m.ID = newID()
+		}
+		r.appendMessage(m, fresh)
+	}
+	if len(r.in.Messages) > 0 {
+		if err := r.checkpoint(ctx, "input"); err != nil {
+			return failure(ctx, err)
+		}
+	}
+	modelHandler := tool.ChainModel(r.callModel, r.a.opts.ModelMiddlewares...)
+	for {
+		if r.turns >= r.a.opts.MaxTurns {
+			r.logger.Warn("run reached its turn limit", "max_turns", r.a.opts.MaxTurns)
+			return StopMaxTurns, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return failure(ctx, err)
+		}
+		r.turns++
+		msg, err := r.modelStep(ctx, modelHandler)
+		if err != nil {
+			return failure(ctx, err)
+		}
+		if len(msg.ToolCalls) == 0 {
+			if err := r.checkpoint(ctx, "loop"); err != nil {
+				return failure(ctx, err)
+			}
+			if s, _ := msg.Meta["stop_reason"].(string); s == string(StopLoopCapped) {
+				return StopLoopCapped, nil
+			}
+			return StopCompleted, nil
+		}
+		stop, err := r.toolStep(ctx, msg)
+		if err != nil {
+			return failure(ctx, err)
+		}
+		if err := r.checkpoint(ctx, "loop"); err != nil {
+			return failure(ctx, err)
+		}
+		if stop != "" {
+			return stop, nil
+		}
+	}
+}
+
+func failure(ctx context.Context, err error) (StopReason, error) {
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+		return StopCancelled, err
+	}
+	return StopError, err
+}
+
+// load reads the thread's latest checkpoint, creating the thread when it
+// does not exist yet.
+func (r *runState) load(ctx context.Context) error {
+	s := r.a.opts.Store
+	if s == nil {
+		r.state = r.in.State.Clone()
+		return nil
+	}
+	th, err := s.GetThread(ctx, r.in.ThreadID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		th = &store.Thread{ID: r.in.ThreadID, UserID: r.in.UserID, AgentName: r.in.AgentName, Status: store.ThreadBusy}
+		if err := s.CreateThread(ctx, th); err != nil {
+			return err
+		}
+		r.state = r.in.State.Clone()
+	case err != nil:
+		return err
+	default:
+		if th.UserID != r.in.UserID {
+			return fmt.Errorf("agent: thread %q belongs to another user", r.in.ThreadID)
+		}
+		cp, err := s.LatestCheckpoint(ctx, r.in.ThreadID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			r.state = r.in.State.Clone()
+		case err != nil:
+			return err
+		default:
+			r.state, r.step, r.parent = cp.State, cp.Step+1, cp.ID
+		}
+		th.Status = store.ThreadBusy
+		if err := s.UpdateThread(ctx, th); err != nil {
+			return err
+		}
+	}
+	return s.CreateRun(ctx, &store.Run{ID: r.in.RunID, ThreadID: r.in.ThreadID, UserID: r.in.UserID,
+		AgentName: r.in.AgentName, Status: store.RunRunning})
+}
+
+// checkpoint writes the current state as the thread's next checkpoint.
+func (r *runState) checkpoint(ctx context.Context, source string) error {
+	s := r.a.opts.Store
+	if s == nil {
+		return nil
+	}
+	cp := &store.Checkpoint{ThreadID: r.in.ThreadID, ParentID: r.parent, RunID: r.in.RunID, Step: r.step,
+		State: r.state, Metadata: map[string]any{"source": source}}
+	if err := s.PutCheckpoint(ctx, cp); err != nil {
+		return fmt.Errorf("agent: checkpoint: %w", err)
+	}
+	r.step++
+	r.parent = cp.ID
+	return nil
+}
+
+// finish records the run's outcome. After a failure it saves the state
+// reached so far (an assistant message whose tool calls never ran is
+// repaired by DanglingToolCalls on the next run).
+func (r *runState) finish(ctx context.Context, reason StopReason, runErr error) {
+	s := r.a.opts.Store
+	if s == nil || r.state == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	runStatus, threadStatus := store.RunSuccess, store.ThreadIdle
+	errText := ""
+	switch reason {
+	case StopClarification:
+		runStatus, threadStatus = store.RunInterrupted, store.ThreadInterrupted
+	case StopCancelled:
+		runStatus = store.RunCancelled
+	case StopError:
+		runStatus, threadStatus = store.RunError, store.ThreadError
+	}
+	if runErr != nil {
+		errText = runErr.Error()
+		if err := r.checkpoint(ctx, "interrupted"); err != nil {
+			r.logger.Error("cannot save the state of a failed run", "err", err)
+		}
+	}
+	if err := s.UpdateRun(ctx, r.in.RunID, store.RunUpdate{Status: runStatus, StopReason: string(reason), Error: errText}); err != nil && !errors.Is(err, store.ErrNotFound) {
+		r.logger.Error("cannot record the run's outcome", "err", err)
+	}
+	if th, err := s.GetThread(ctx, r.in.ThreadID); err == nil {
+		th.Status = threadStatus
+		if err := s.UpdateThread(ctx, th); err != nil {
+			r.logger.Error("cannot record the thread's status", "err", err)
+		}
+	}
+}
+
+// callModel is the innermost model handler: it streams the response and
+// forwards its deltas as events.
+func (r *runState) callModel(ctx context.Context, call *tool.ModelCall) (*model.Response, error) {
+	return model.Collect(ctx, r.a.opts.Model, call.Request, func(ev model.Event) {
+		switch {
+		case ev.TextDelta != "":
+			r.emit(Event{Type: EventMessageDelta, Delta: ev.TextDelta}, nil)
+		case ev.ReasoningDelta != "":
+			r.emit(Event{Type: EventMessageDelta, Reasoning: ev.ReasoningDelta}, nil)
+		}
+	})
+}
+
+// modelStep sends one request through the model middlewares and appends
+// the answer to the state.
+func (r *runState) modelStep(ctx context.Context, h tool.ModelHandler) (model.Message, error) {
+	o := &r.a.opts
+	msgs := make([]model.Message, 0, len(r.state.Messages)+1)
+	if o.SystemPrompt != "" {
+		msgs = append(msgs, model.SystemText(o.SystemPrompt))
+	}
+	msgs = append(msgs, r.state.Messages...)
+	req := &model.Request{Messages: msgs, Tools: r.a.defs, MaxTokens: o.MaxTokens, Temperature: o.Temperature, Thinking: o.Thinking}
+	call := &tool.ModelCall{Request: req, State: r.state, ThreadID: r.in.ThreadID, UserID: r.in.UserID,
+		AgentName: r.in.AgentName, RunID: r.in.RunID, Context: r.in.Context, Logger: r.logger}
+	resp, err := h(ctx, call)
+	if err != nil {
+		return model.Message{}, err
+	}
+	if resp == nil {
+		return model.Message{}, model.ErrNoResponse
+	}
+	msg := resp.Message
+	msg.Role = model.RoleAssistant
+	fresh := msg.ID == ""
+	if fresh {
+		msg.ID = newID()
+	}
+	if resp.Usage != (model.Usage{}) {
+		u := resp.Usage
+		msg.Usage = &u
+		r.usage = r.usage.Add(u)
+	}
+	for i := range msg.ToolCalls {
+		if msg.ToolCalls[i].ID == "" {
+			msg.ToolCalls[i].ID = "call_" + newID()
+		}
+	}
+	r.appendMessage(msg, fresh)
+	m := msg
+	r.emit(Event{Type: EventMessage, Message: &m}, nil)
+	return msg, nil
+}
+
+// appendMessage adds m to the state: a message with an id the run just
+// generated is appended directly; any other goes through the messages
+// reducer (same id replaces).
+func (r *runState) appendMessage(m model.Message, fresh bool) {
+	if fresh {
+		r.state.Messages = append(r.state.Messages, m)
+		return
+	}
+	r.state.Messages = thread.MergeMessages(r.state.Messages, []model.Message{m})
+}

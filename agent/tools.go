@@ -1,0 +1,220 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/antlerhq/antler/model"
+	"github.com/antlerhq/antler/thread"
+	"github.com/antlerhq/antler/tool"
+)
+
+// callResult is the outcome of one tool call of a step.
+type callResult struct {
+	res *tool.Result
+	msg model.Message
+}
+
+// toolStep runs the tool calls of msg concurrently (bounded), appends
+// their results in call order and merges their state updates with the
+// reducers, in call order. It returns a non-empty stop reason when a
+// result asked to end the run or a return-direct tool was called.
+//
+// Tool goroutines never call emit: their events go through a channel that
+// this goroutine drains, so a Run iterator's yield is only ever called
+// from the goroutine that ranges over it.
+func (r *runState) toolStep(ctx context.Context, msg model.Message) (StopReason, error) {
+	calls := msg.ToolCalls
+	results := make([]callResult, len(calls))
+	snapshot := r.state.Clone()
+	events := make(chan Event, 16)
+	var runErr error
+	go func() {
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(r.a.opts.ToolConcurrency)
+		for i, tc := range calls {
+			g.Go(func() error {
+				cr, err := r.callTool(gctx, tc, snapshot, events)
+				if err != nil {
+					return err
+				}
+				results[i] = cr
+				return nil
+			})
+		}
+		runErr = g.Wait()
+		close(events)
+	}()
+	for ev := range events {
+		r.emit(ev, nil)
+	}
+	if runErr != nil {
+		return "", runErr
+	}
+
+	var stop StopReason
+	for i, cr := range results {
+		u := &thread.Update{Messages: []model.Message{cr.msg}}
+		if cr.res.Update != nil {
+			extra := *cr.res.Update
+			u = &extra
+			u.Messages = append([]model.Message{cr.msg}, cr.res.Update.Messages...)
+		}
+		// Updates are applied one call at a time, in call order, so that
+		// every key's reducer sees each call's write (two present_files
+		// calls both keep their artifacts).
+		if err := r.state.Apply(u); err != nil {
+			return "", err
+		}
+		if rest := *u; true {
+			rest.Messages = nil
+			if !rest.IsZero() {
+				r.emit(Event{Type: EventState, ToolCallID: cr.msg.ToolCallID, Name: cr.msg.Name, Update: &rest}, nil)
+			}
+		}
+		if data, ok := humanInput(cr.msg.Artifact); ok {
+			m := cr.msg
+			r.emit(Event{Type: EventClarification, ToolCallID: m.ToolCallID, Name: m.Name, Message: &m, Data: data}, nil)
+			if cr.res.End {
+				stop = StopClarification
+			}
+		}
+		switch {
+		case stop != "":
+		case cr.res.End:
+			stop = StopEnd
+		case r.a.tools[calls[i].Name] != nil && r.a.tools[calls[i].Name].ReturnDirect:
+			stop = StopReturnDirect
+		}
+	}
+	return stop, nil
+}
+
+// humanInput returns the clarification payload of a tool message's
+// artifact ({"human_input": {...}}), if it has one.
+func humanInput(artifact any) (any, bool) {
+	m, ok := artifact.(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	v, ok := m["human_input"]
+	return v, ok && v != nil
+}
+
+// callTool runs one call: name check, argument check, the tool's handler
+// wrapped in the tool middlewares, panic recovery. Only cancellation
+// (and a handler error after the run's context ended) is returned as an
+// error; everything else becomes an error result the model reads.
+func (r *runState) callTool(ctx context.Context, tc model.ToolCall, snapshot *thread.State, events chan<- Event) (cr callResult, err error) {
+	events <- Event{Type: EventToolStart, ToolCallID: tc.ID, Name: tc.Name, Arguments: tc.Arguments}
+	start := time.Now()
+	res, err := r.execute(ctx, tc, snapshot, events)
+	if err != nil {
+		return callResult{}, err
+	}
+	msg := toolMessage(tc, res)
+	m := msg
+	events <- Event{Type: EventToolEnd, ToolCallID: tc.ID, Name: tc.Name, IsError: res.IsError,
+		DurationMS: float64(time.Since(start).Microseconds()) / 1000, Message: &m}
+	return callResult{res: res, msg: msg}, nil
+}
+
+func (r *runState) execute(ctx context.Context, tc model.ToolCall, snapshot *thread.State, events chan<- Event) (res *tool.Result, err error) {
+	h, ok := r.a.handlers[tc.Name]
+	if !ok {
+		return invalidTool(tc.Name, r.a.names), nil
+	}
+	args := bytes.TrimSpace(tc.Arguments)
+	if len(args) == 0 {
+		args = []byte("{}")
+	}
+	if !json.Valid(args) || args[0] != '{' {
+		return tool.Errorf("Error: invalid arguments for %s: arguments must be a JSON object, got %s", tc.Name, clip(string(args), 200)), nil
+	}
+	call := &tool.Call{
+		ID: tc.ID, Name: tc.Name, ThreadID: r.in.ThreadID, UserID: r.in.UserID, AgentName: r.in.AgentName,
+		RunID: r.in.RunID, State: snapshot, Context: r.in.Context,
+		Logger: r.logger.With("tool", tc.Name, "tool_call_id", tc.ID),
+		Emit: func(event string, data any) {
+			select {
+			case events <- Event{Type: EventType(event), ToolCallID: tc.ID, Name: tc.Name, Data: data}:
+			case <-ctx.Done():
+			}
+		},
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			call.Log().Error("tool panicked", "panic", p, "stack", string(debug.Stack()))
+			res, err = tool.PanicResult(tc.Name, p), nil
+		}
+	}()
+	res, err = h(ctx, call, args)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		call.Log().Warn("tool failed", "err", err)
+		return tool.FailureResult(tc.Name, ErrorKind(err), err.Error()), nil
+	}
+	if res == nil {
+		res = tool.Text("")
+	}
+	return res, nil
+}
+
+// toolMessage turns a result into the tool message appended to the
+// thread.
+func toolMessage(tc model.ToolCall, res *tool.Result) model.Message {
+	msg := model.Message{
+		ID: res.MessageID, Role: model.RoleTool, Content: res.TextContent(), ToolCallID: tc.ID, Name: tc.Name,
+		Artifact: res.Artifact, Meta: res.Meta,
+	}
+	if msg.ID == "" {
+		msg.ID = newID()
+	}
+	if res.IsError {
+		msg.Status = "error"
+	}
+	for _, b := range res.Content {
+		if b.Type == tool.BlockImage {
+			msg.Parts = append(msg.Parts, model.Part{Type: model.PartImage, MIMEType: b.MIMEType, Data: b.Data})
+		}
+	}
+	return msg
+}
+
+// ErrorKind names the kind of a Go error for DeerFlow's failure text
+// ("failed with {kind}"), as Python names the exception class: the
+// dynamic type's name without package or pointer, or "Error" for the
+// standard library's anonymous error types.
+func ErrorKind(err error) string {
+	var target interface{ Unwrap() []error }
+	if errors.As(err, &target) {
+		return "Error"
+	}
+	name := reflect.TypeOf(err).String()
+	name = strings.TrimLeft(name, "*")
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		name = name[i+1:]
+	}
+	switch name {
+	case "errorString", "wrapError", "wrapErrors", "joinError", "":
+		return "Error"
+	}
+	return name
+}
+
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "..."
+	}
+	return s
+}
