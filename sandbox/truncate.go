@@ -1,0 +1,61 @@
+package sandbox
+
+import (
+	"fmt"
+	"unicode/utf8"
+)
+
+// The truncation helpers count characters (runes), as DeerFlow counts
+// Python str characters. Each result, marker included, is never longer
+// than max; max 0 disables truncation.
+
+// TruncateMiddle keeps equal head and tail around a
+// "\n... [middle truncated: {n} chars skipped] ...\n" marker (bash output).
+func TruncateMiddle(s string, max int) string {
+	return truncateMiddle(s, max, "middle truncated")
+}
+
+func truncateMiddle(s string, max int, label string) string {
+	if max <= 0 {
+		return s
+	}
+	total := utf8.RuneCountInString(s)
+	if total <= max {
+		return s
+	}
+	markerMax := len(fmt.Sprintf("\n... [%s: %d chars skipped] ...\n", label, total))
+	kept := max - markerMax
+	r := []rune(s)
+	if kept <= 0 {
+		return string(r[:max])
+	}
+	head := kept / 2
+	tail := kept - head
+	marker := fmt.Sprintf("\n... [%s: %d chars skipped] ...\n", label, total-kept)
+	return string(r[:head]) + marker + string(r[total-tail:])
+}
+
+// TruncateHead keeps the head of s and appends
+// "\n... [truncated: showing first {k} of {t} chars. {hint}] ...".
+func TruncateHead(s string, max int, hint string) string {
+	if max <= 0 {
+		return s
+	}
+	total := utf8.RuneCountInString(s)
+	if total <= max {
+		return s
+	}
+	markerMax := utf8.RuneCountInString(fmt.Sprintf("\n... [truncated: showing first %d of %d chars. %s] ...", total, total, hint))
+	kept := max - markerMax
+	r := []rune(s)
+	if kept <= 0 {
+		return string(r[:max])
+	}
+	return string(r[:kept]) + fmt.Sprintf("\n... [truncated: showing first %d of %d chars. %s] ...", kept, total, hint)
+}
+
+// The hints of the head-truncation markers.
+const (
+	readFileHint = "Use start_line/end_line to read a specific range"
+	lsHint       = "Use a more specific path to see fewer results"
+)
