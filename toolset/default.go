@@ -7,5 +7,7 @@ package toolset
 func DefaultRegistry() *Registry {
 	r := NewRegistry()
 	registerCommand(r)
+	registerSandbox(r)
+	registerModels(r)
 	return r
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/model"
+	"github.com/antlerhq/antler/sandbox"
 	"github.com/antlerhq/antler/tool"
 )
 
@@ -23,6 +24,10 @@ type Env struct {
 	Home string
 	// Logger is never nil after NewEnv.
 	Logger *slog.Logger
+	// Sandbox provides the per-thread sandboxes of the file and shell
+	// tools; nil means one local provider over Home, made on first use
+	// and shared by every tool built with this Env.
+	Sandbox sandbox.Provider
 }
 
 // ToolFactory builds the tool a config entry names. Options of the entry
