@@ -275,8 +275,11 @@ func (d *ddg) images(ctx context.Context, q ImageQuery) ([]ImageResult, error) {
 			return nil, providerErrorf("DuckDuckGo images %v", err)
 		}
 		for _, r := range resp.Results {
-			out = append(out, ImageResult{Title: r.Title, ImageURL: r.Image, ThumbnailURL: r.Thumbnail,
-				SourceURL: r.URL, Width: r.Width, Height: r.Height})
+			img := ImageResult{Title: r.Title, ImageURL: r.Image, ThumbnailURL: r.Thumbnail,
+				SourceURL: r.URL, Width: r.Width, Height: r.Height}
+			if q.keep(&img) {
+				out = append(out, img)
+			}
 		}
 		endpoint = ""
 		if resp.Next != "" && len(resp.Results) > 0 {

@@ -26,6 +26,14 @@ type ImageQuery struct {
 	Type       string // photo, clipart, gif, transparent, line
 	Layout     string // Square, Tall, Wide
 	License    string // any, Public, Share, ShareCommercially, Modify, ModifyCommercially
+
+	// accept screens (and may edit) a provider's result; nil keeps all.
+	accept func(*ImageResult) bool
+}
+
+// keep applies the query's screen to r.
+func (q *ImageQuery) keep(r *ImageResult) bool {
+	return q.accept == nil || q.accept(r)
 }
 
 // ImageResult is one image_search result.
@@ -88,29 +96,35 @@ func NewImageSearcher(opts *SearchOptions) (*ImageSearcher, error) {
 func (s *ImageSearcher) Search(ctx context.Context, q ImageQuery) (*ImageSearchOutput, error) {
 	q.MaxResults = clampResults(s.opts.MaxResults, q.MaxResults, s.maxCap)
 	q.Query = strings.TrimSpace(q.Query)
+	q.accept = s.screen
 	results, err := s.provider.images(ctx, q)
 	if err != nil {
 		return nil, err
 	}
 	kept := make([]ImageResult, 0, min(len(results), q.MaxResults))
 	for _, r := range results {
-		if len(kept) == q.MaxResults {
-			break
+		if len(kept) < q.MaxResults && s.screen(&r) {
+			kept = append(kept, r)
 		}
-		if _, err := s.guard.CheckURLString(r.ImageURL); err != nil {
-			continue
-		}
-		if _, err := s.guard.CheckURLString(r.ThumbnailURL); err != nil {
-			r.ThumbnailURL = ""
-		}
-		if r.SourceURL != "" {
-			if _, err := s.guard.CheckURLString(r.SourceURL); err != nil {
-				r.SourceURL = ""
-			}
-		}
-		kept = append(kept, r)
 	}
 	return &ImageSearchOutput{Query: q.Query, TotalResults: len(kept), Results: kept, UsageHint: imageUsageHint}, nil
+}
+
+// screen drops a result whose image URL is not a public http(s) URL and
+// blanks such thumbnail and source URLs.
+func (s *ImageSearcher) screen(r *ImageResult) bool {
+	if _, err := s.guard.CheckURLString(r.ImageURL); err != nil {
+		return false
+	}
+	if _, err := s.guard.CheckURLString(r.ThumbnailURL); err != nil {
+		r.ThumbnailURL = ""
+	}
+	if r.SourceURL != "" {
+		if _, err := s.guard.CheckURLString(r.SourceURL); err != nil {
+			r.SourceURL = ""
+		}
+	}
+	return true
 }
 
 // Tool returns the image_search tool backed by s.
