@@ -8,6 +8,5 @@ func DefaultRegistry() *Registry {
 	r := NewRegistry()
 	registerCommand(r)
 	registerSandbox(r)
-	registerModels(r)
 	return r
 }
