@@ -141,8 +141,9 @@ func (s *Store) Lock(user, name string) (unlock func()) {
 // Load discovers user's skills: public first, then custom, a later
 // category shadowing an earlier skill of the same name. Enabled is set
 // from the enable state; the result is sorted by name. Malformed skills
-// are skipped and logged. Only a failure to read the enable state is an
-// error (it is logged and every skill counts as enabled).
+// are skipped and logged. When the enable state cannot be read, every
+// skill is returned as enabled together with the error, so that a
+// listing can go on while a security decision (Policy) can fail closed.
 func (s *Store) Load(ctx context.Context, user string) ([]Skill, error) {
 	byName := map[string]Skill{}
 	for _, c := range []struct {
@@ -157,10 +158,12 @@ func (s *Store) Load(ctx context.Context, user string) ([]Skill, error) {
 		}
 	}
 	state := map[string]bool{}
+	var stateErr error
 	if s.opts.EnabledState != nil {
 		st, err := s.opts.EnabledState(ctx)
 		if err != nil {
 			s.logger.Warn("skills: cannot read enable state; treating every skill as enabled", "err", err)
+			stateErr = fmt.Errorf("skills: read enable state: %w", err)
 		} else {
 			state = st
 		}
@@ -172,7 +175,10 @@ func (s *Store) Load(ctx context.Context, user string) ([]Skill, error) {
 		out = append(out, sk)
 	}
 	slices.SortFunc(out, func(a, b Skill) int { return strings.Compare(a.Name, b.Name) })
-	return out, ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return out, err
+	}
+	return out, stateErr
 }
 
 // Enabled returns the enabled skills of Load.
