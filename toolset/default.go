@@ -8,5 +8,6 @@ func DefaultRegistry() *Registry {
 	r := NewRegistry()
 	registerCommand(r)
 	registerSandbox(r)
+	registerCommunity(r)
 	return r
 }
