@@ -45,6 +45,11 @@ const (
 	// exactNameBoost multiplies the score of a tool whose full name
 	// occurs verbatim in the query.
 	exactNameBoost = 2.0
+	// prefixWeight is the weight of a truncation match (0 disables);
+	// minPrefix and maxExtension bound it.
+	prefixWeight = 0.5
+	minPrefix    = 4
+	maxExtension = 4
 )
 
 // posting is one document's weight for a term: its BM25F pseudo term
@@ -62,6 +67,7 @@ type index struct {
 	postings [][]posting      // by term id
 	idf      []float32        // by term id
 	stems    map[string]string
+	sorted   []string // the terms, sorted, for prefix matches
 
 	nameTerms   [][]int32 // by doc: distinct terms of the name
 	lowerNames  []string  // by doc: lowercased name, for exact-name boosts
@@ -177,6 +183,11 @@ func buildIndex(tools []*tool.Tool) *index {
 		ix.idf[term] = float32(math.Log(1 + (float64(ix.n)-df+0.5)/(df+0.5)))
 	}
 	ix.stems = st.cache
+	ix.sorted = make([]string, 0, len(ix.terms))
+	for t := range ix.terms {
+		ix.sorted = append(ix.sorted, t)
+	}
+	slices.Sort(ix.sorted)
 	ix.runList = make([]string, 0, len(ix.rawRuns))
 	for r := range ix.rawRuns {
 		ix.runList = append(ix.runList, r)
@@ -251,9 +262,29 @@ func distinct(ids []int32) []int32 {
 	return out
 }
 
-// queryTerms returns the distinct known term ids of a query.
-func (ix *index) queryTerms(query string) []int32 {
-	var out []int32
+// qterm is a query term and its weight: 1 for a term of the query,
+// prefixWeight for an index term that shares a long prefix with one.
+type qterm struct {
+	id     int32
+	weight float64
+}
+
+// queryTerms returns the distinct index terms of a query with their
+// weights. Each query stem is also matched to index terms that extend it
+// or that it extends by a few letters (financ ~ financi, crypto ~
+// cryptocurr): a truncation match that catches derivations the stemmer
+// leaves apart.
+func (ix *index) queryTerms(query string) []qterm {
+	var out []qterm
+	add := func(id int32, w float64) {
+		for i := range out {
+			if out[i].id == id {
+				out[i].weight = max(out[i].weight, w)
+				return
+			}
+		}
+		out = append(out, qterm{id, w})
+	}
 	splitWords(query, func(w string) {
 		if len(w) < 2 || stopWord(w) {
 			return
@@ -262,18 +293,32 @@ func (ix *index) queryTerms(query string) []int32 {
 		if !ok {
 			st = stemWord(w)
 		}
-		id, ok := ix.terms[st]
-		if !ok {
-			return
+		if id, ok := ix.terms[st]; ok {
+			add(id, 1)
 		}
-		for _, o := range out {
-			if o == id {
-				return
-			}
+		if prefixWeight > 0 && len(st) >= minPrefix && isLetters(st) {
+			ix.prefixMatches(st, func(id int32) { add(id, prefixWeight) })
 		}
-		out = append(out, id)
 	})
 	return out
+}
+
+// prefixMatches calls fn with the index terms, other than q itself, that
+// start with q and are at most maxExtension letters longer, and those
+// that q starts with and that are at least minPrefix letters long.
+func (ix *index) prefixMatches(q string, fn func(id int32)) {
+	i, _ := slices.BinarySearch(ix.sorted, q)
+	for n := 0; i < len(ix.sorted) && strings.HasPrefix(ix.sorted[i], q) && n < 8; i++ {
+		if t := ix.sorted[i]; t != q && len(t)-len(q) <= maxExtension {
+			fn(ix.terms[t])
+			n++
+		}
+	}
+	for l := len(q) - 1; l >= minPrefix && len(q)-l <= maxExtension; l-- {
+		if id, ok := ix.terms[q[:l]]; ok {
+			fn(id)
+		}
+	}
 }
 
 // scored is a document and its score.
@@ -292,9 +337,9 @@ func (ix *index) rank(query string, limit int) []scored {
 	}
 	scores := make([]float64, ix.n)
 	var touched []int32
-	for _, term := range qt {
-		idf := float64(ix.idf[term])
-		for _, p := range ix.postings[term] {
+	for _, q := range qt {
+		idf := q.weight * float64(ix.idf[q.id])
+		for _, p := range ix.postings[q.id] {
 			if scores[p.doc] == 0 {
 				touched = append(touched, p.doc)
 			}
@@ -305,7 +350,7 @@ func (ix *index) rank(query string, limit int) []scored {
 
 	inQuery := func(term int32) bool {
 		for _, q := range qt {
-			if q == term {
+			if q.id == term && q.weight == 1 {
 				return true
 			}
 		}
