@@ -77,11 +77,11 @@ type Event struct {
 	DurationMS float64         `json:"duration_ms,omitempty"`
 	Update     *thread.Update  `json:"update,omitempty"`
 	// Data is the payload of tool-emitted events and of clarification.
-	Data     any        `json:"data,omitempty"`
-	Error    string     `json:"error,omitempty"`
-	Reason   StopReason `json:"reason,omitempty"`
-	ThreadID string     `json:"thread_id,omitempty"`
-	RunID    string     `json:"run_id,omitempty"`
-	Turns    int        `json:"turns,omitempty"`
+	Data     any          `json:"data,omitempty"`
+	Error    string       `json:"error,omitempty"`
+	Reason   StopReason   `json:"reason,omitempty"`
+	ThreadID string       `json:"thread_id,omitempty"`
+	RunID    string       `json:"run_id,omitempty"`
+	Turns    int          `json:"turns,omitempty"`
 	Usage    *model.Usage `json:"usage,omitempty"`
 }
