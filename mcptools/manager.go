@@ -100,12 +100,12 @@ type Manager struct {
 	sem chan struct{}
 
 	mu      sync.Mutex
-	closed  bool                 // guarded by mu
-	ext     *config.Extensions   // guarded by mu; last applied
-	extErr  string               // guarded by mu; last reported source error
-	servers map[string]*server   // guarded by mu; by name
-	tools   []*tool.Tool         // guarded by mu; last built list
-	stale   bool                 // guarded by mu; tools must be rebuilt
+	closed  bool               // guarded by mu
+	ext     *config.Extensions // guarded by mu; last applied
+	extErr  string             // guarded by mu; last reported source error
+	servers map[string]*server // guarded by mu; by name
+	tools   []*tool.Tool       // guarded by mu; last built list
+	stale   bool               // guarded by mu; tools must be rebuilt
 }
 
 // New returns a Manager. It does not connect to anything until Tools,

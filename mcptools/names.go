@@ -21,8 +21,8 @@ func ValidName(name string) bool { return validName.MatchString(name) }
 // name had to be sanitised.
 //
 // Sanitising is deterministic and depends only on its inputs: every run of
-// characters outside [A-Za-z0-9_-] becomes one "_", leading and trailing
-// "_" produced that way are dropped, an empty result becomes "tool", and a
+// characters outside [A-Za-z0-9_-] becomes one "_" (none at the start, after
+// a "_" or "-", or at the end), an empty result becomes "tool", and a
 // name longer than 64 characters is cut to 55 characters plus "_" and 8 hex
 // digits of the SHA-256 of the unsanitised name.
 func ToolName(server, raw string, prefix bool) (string, bool) {
@@ -38,26 +38,22 @@ func ToolName(server, raw string, prefix bool) (string, bool) {
 
 func sanitize(full string) string {
 	var b strings.Builder
-	replaced := false // the previous output byte came from a replacement
 	for _, r := range full {
-		if r < 128 && (r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+		if r < 128 && isNameByte(byte(r)) {
 			b.WriteRune(r)
-			replaced = false
 			continue
 		}
-		if !replaced {
+		// A run of invalid characters becomes one "_", and none at the
+		// start or right after a separator.
+		if s := b.String(); s != "" && s[len(s)-1] != '_' && s[len(s)-1] != '-' {
 			b.WriteByte('_')
-			replaced = true
 		}
 	}
 	s := b.String()
-	// Trim only the separators that stand for removed characters at the
-	// ends, so "a b " becomes "a_b" but a name's own "_x" is kept.
+	// Drop the separator that stands for removed characters at the end,
+	// so "a b " becomes "a_b" while a name's own trailing "_" is kept.
 	if len(full) > 0 && !isNameByte(full[len(full)-1]) {
 		s = strings.TrimSuffix(s, "_")
-	}
-	if len(full) > 0 && !isNameByte(full[0]) {
-		s = strings.TrimPrefix(s, "_")
 	}
 	if s == "" {
 		s = "tool"

@@ -25,8 +25,8 @@ const defaultExpiresIn = 3600 * time.Second
 // Authorization header value. It is safe for concurrent use; one token
 // request runs at a time per server.
 type tokenSource struct {
-	cfg    config.OAuth  // immutable
-	client *http.Client  // immutable
+	cfg    config.OAuth // immutable
+	client *http.Client // immutable
 	now    func() time.Time
 
 	// lock is a one-slot semaphore rather than a mutex so that a caller

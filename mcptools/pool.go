@@ -42,8 +42,8 @@ type poolEntry struct {
 // creation; a removed session still in use is closed when its last caller
 // releases it.
 type pool struct {
-	max   int               // immutable
-	close func(*session)    // immutable; closes a session in the background
+	max   int            // immutable
+	close func(*session) // immutable; closes a session in the background
 
 	mu      sync.Mutex
 	entries map[poolKey]*poolEntry // guarded by mu
