@@ -40,9 +40,6 @@ type ProviderOptions struct {
 	// TrustEnv (default true) lets provider requests use the
 	// HTTP(S)_PROXY environment variables.
 	TrustEnv *bool `yaml:"trust_env"`
-	// MaxResults overrides the model's max_results argument, as in
-	// DeerFlow; 0 keeps the argument (default 5).
-	MaxResults int `yaml:"max_results"`
 
 	// HTTPClient, if set, is used for provider requests instead of a
 	// client built from Timeout, Proxy and TrustEnv (tests, custom TLS).
@@ -124,9 +121,6 @@ func (o *ProviderOptions) validate() error {
 	}
 	if o.Timeout < 0 || o.TimeoutS < 0 {
 		return errors.New("timeout must not be negative")
-	}
-	if o.MaxResults < 0 {
-		return errors.New("max_results must not be negative")
 	}
 	if o.Proxy != "" {
 		p, err := url.Parse(o.Proxy)

@@ -41,8 +41,11 @@ type SearchOptions struct {
 	// "brave" (image_search: "ddg", "searxng" or "brave"). BaseURL
 	// replaces the provider's public endpoint (tests, self-hosted
 	// SearXNG; default http://localhost:8088 as in DeerFlow). Timeout
-	// defaults to 30 s. MaxResults overrides the model's argument.
+	// defaults to 30 s.
 	ProviderOptions `yaml:",inline"`
+	// MaxResults overrides the model's max_results argument, as in
+	// DeerFlow; 0 keeps the argument (default 5).
+	MaxResults int `yaml:"max_results"`
 	// Region is DuckDuckGo's kl region (default "wt-wt", worldwide).
 	Region string `yaml:"region"`
 	// SafeSearch is "on"/"strict", "moderate" (default) or "off", for
@@ -135,6 +138,9 @@ func normalizeSearchOptions(opts *SearchOptions) (SearchOptions, error) {
 	switch o.Provider {
 	case "", "duckduckgo":
 		o.Provider = ProviderDDG
+	}
+	if o.MaxResults < 0 {
+		return o, errors.New("max_results must not be negative")
 	}
 	switch o.SafeSearch {
 	case "", "moderate", "on", "strict", "off":

@@ -118,7 +118,7 @@ func TestWebSearchToolOutput(t *testing.T) {
 	var requests atomic.Int32
 	srv := ddgServer(t, &requests)
 	// The configured max_results wins over the model's argument.
-	tl, err := NewWebSearch(&SearchOptions{ProviderOptions: ProviderOptions{BaseURL: srv.URL, MaxResults: 1}})
+	tl, err := NewWebSearch(&SearchOptions{ProviderOptions: ProviderOptions{BaseURL: srv.URL}, MaxResults: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
