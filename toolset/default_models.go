@@ -1,0 +1,276 @@
+package toolset
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/antlerhq/antler/config"
+	"github.com/antlerhq/antler/model"
+	"github.com/antlerhq/antler/model/anthropic"
+	"github.com/antlerhq/antler/model/openai"
+)
+
+// registerModels maps DeerFlow's model provider classes and Antler's
+// short names to the two providers.
+func registerModels(r *Registry) {
+	r.RegisterModel(openAICompatible(kindOpenAI),
+		"langchain_openai:ChatOpenAI", "deerflow.models.patched_openai:PatchedChatOpenAI", "antler:openai")
+	r.RegisterModel(openAICompatible(kindDeepSeek),
+		"langchain_deepseek:ChatDeepSeek", "deerflow.models.patched_deepseek:PatchedChatDeepSeek", "antler:deepseek")
+	r.RegisterModel(openAICompatible(kindOllama), "langchain_ollama:ChatOllama", "antler:ollama")
+	r.RegisterModel(openAICompatible(kindVLLM), "deerflow.models.vllm_provider:VllmChatModel", "antler:vllm")
+	r.RegisterModel(anthropicModel, "langchain_anthropic:ChatAnthropic", "antler:anthropic")
+}
+
+// compatKind holds the defaults of one OpenAI-compatible flavour.
+type compatKind struct {
+	provider    string
+	keyEnv      string
+	keyOptional bool
+	baseEnv     string
+	defaultBase string
+	// echoReasoning sends reasoning_content back on assistant messages.
+	echoReasoning bool
+}
+
+var (
+	kindOpenAI   = compatKind{provider: "openai", keyEnv: "OPENAI_API_KEY", baseEnv: "OPENAI_BASE_URL", defaultBase: openai.DefaultBaseURL}
+	kindDeepSeek = compatKind{provider: "deepseek", keyEnv: "DEEPSEEK_API_KEY", baseEnv: "DEEPSEEK_API_BASE",
+		defaultBase: "https://api.deepseek.com/v1", echoReasoning: true}
+	kindOllama = compatKind{provider: "ollama", keyEnv: "OLLAMA_API_KEY", keyOptional: true, baseEnv: "OLLAMA_HOST",
+		defaultBase: "http://localhost:11434/v1"}
+	kindVLLM = compatKind{provider: "vllm", keyEnv: "OPENAI_API_KEY", keyOptional: true, baseEnv: "OPENAI_BASE_URL",
+		defaultBase: "http://localhost:8000/v1", echoReasoning: true}
+)
+
+// modelOptions are the extra keys of a models[] entry that the providers
+// read, under the names DeerFlow's LangChain classes accept. Other keys
+// (context_window, pricing, use_responses_api, ...) are ignored.
+type modelOptions struct {
+	APIKey          string `json:"api_key"`
+	OpenAIAPIKey    string `json:"openai_api_key"`
+	AnthropicAPIKey string `json:"anthropic_api_key"`
+
+	BaseURL         string `json:"base_url"`
+	APIBase         string `json:"api_base"`
+	OpenAIAPIBase   string `json:"openai_api_base"`
+	AnthropicAPIURL string `json:"anthropic_api_url"`
+
+	MaxTokens           int `json:"max_tokens"`
+	MaxCompletionTokens int `json:"max_completion_tokens"`
+	NumPredict          int `json:"num_predict"` // ChatOllama
+
+	Temperature *float64 `json:"temperature"`
+
+	Timeout               float64 `json:"timeout"` // seconds
+	RequestTimeout        float64 `json:"request_timeout"`
+	DefaultRequestTimeout float64 `json:"default_request_timeout"` // ChatAnthropic
+	MaxRetries            *int    `json:"max_retries"`
+
+	ExtraBody            map[string]any    `json:"extra_body"`
+	ModelKwargs          map[string]any    `json:"model_kwargs"`
+	ReasoningEffort      string            `json:"reasoning_effort"`
+	DefaultHeaders       map[string]string `json:"default_headers"`
+	Thinking             any               `json:"thinking"`
+	WhenThinkingEnabled  map[string]any    `json:"when_thinking_enabled"`
+	WhenThinkingDisabled map[string]any    `json:"when_thinking_disabled"`
+}
+
+// decodeModelOptions reads entry.Options into typed fields. A value of
+// the wrong type names its key.
+func decodeModelOptions(entry config.Model) (modelOptions, error) {
+	var o modelOptions
+	if len(entry.Options) == 0 {
+		return o, nil
+	}
+	b, err := json.Marshal(entry.Options)
+	if err != nil {
+		return o, err
+	}
+	if err := json.NewDecoder(bytes.NewReader(b)).Decode(&o); err != nil {
+		if te, ok := err.(*json.UnmarshalTypeError); ok {
+			return o, fmt.Errorf("%s: expected %s, got %s", te.Field, te.Type, te.Value)
+		}
+		return o, err
+	}
+	return o, nil
+}
+
+func (o modelOptions) timeout() time.Duration {
+	s := cmp.Or(o.Timeout, o.RequestTimeout, o.DefaultRequestTimeout)
+	return time.Duration(s * float64(time.Second))
+}
+
+// maxRetries maps DeerFlow's max_retries (absent = SDK default, 0 =
+// never) to the providers' convention (0 = default, negative = never).
+func (o modelOptions) maxRetries() int {
+	switch {
+	case o.MaxRetries == nil:
+		return 0
+	case *o.MaxRetries <= 0:
+		return -1
+	default:
+		return *o.MaxRetries
+	}
+}
+
+// extraBody is extra_body, model_kwargs and reasoning_effort merged.
+func (o modelOptions) extraBody() map[string]any {
+	body := maps.Clone(o.ModelKwargs)
+	if body == nil {
+		body = map[string]any{}
+	}
+	maps.Copy(body, o.ExtraBody)
+	if o.ReasoningEffort != "" {
+		body["reasoning_effort"] = o.ReasoningEffort
+	}
+	return nilIfEmpty(body)
+}
+
+// thinkingBodies turns when_thinking_enabled / when_thinking_disabled
+// (LangChain constructor kwargs) into request-body fields: the contents
+// of their extra_body go to the top level, every other key is sent as
+// is. The thinking shortcut adds {"thinking": value} to the enabled set.
+func (o modelOptions) thinkingBodies() (on, off map[string]any) {
+	flatten := func(kw map[string]any) map[string]any {
+		out := map[string]any{}
+		for k, v := range kw {
+			if k == "extra_body" {
+				if m, ok := v.(map[string]any); ok {
+					maps.Copy(out, m)
+					continue
+				}
+			}
+			out[k] = v
+		}
+		return out
+	}
+	on = flatten(o.WhenThinkingEnabled)
+	if o.Thinking != nil {
+		on["thinking"] = o.Thinking
+	}
+	return nilIfEmpty(on), nilIfEmpty(flatten(o.WhenThinkingDisabled))
+}
+
+func nilIfEmpty(m map[string]any) map[string]any {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+// configKey returns "models[i]" for entry, or "" when it is not found.
+func configKey(env *Env, entry config.Model) string {
+	if env == nil || env.Config == nil {
+		return ""
+	}
+	for i, m := range env.Config.Models {
+		if m.Name == entry.Name && m.Line == entry.Line {
+			return fmt.Sprintf("models[%d]", i)
+		}
+	}
+	return ""
+}
+
+func envLogger(env *Env) *Env {
+	if env == nil {
+		return &Env{}
+	}
+	return env
+}
+
+func openAICompatible(kind compatKind) ModelFactory {
+	return func(_ context.Context, env *Env, entry config.Model) (model.ChatModel, error) {
+		env = envLogger(env)
+		o, err := decodeModelOptions(entry)
+		if err != nil {
+			return nil, err
+		}
+		on, off := o.thinkingBodies()
+		opts := openai.Options{
+			Name:             entry.Name,
+			ConfigKey:        configKey(env, entry),
+			Provider:         kind.provider,
+			Model:            entry.Model,
+			APIKey:           cmp.Or(o.APIKey, o.OpenAIAPIKey),
+			APIKeyEnv:        kind.keyEnv,
+			KeyOptional:      kind.keyOptional,
+			BaseURL:          cmp.Or(o.BaseURL, o.APIBase, o.OpenAIAPIBase),
+			BaseURLEnv:       kind.baseEnv,
+			DefaultBaseURL:   kind.defaultBase,
+			MaxTokens:        cmp.Or(o.MaxTokens, o.MaxCompletionTokens, o.NumPredict),
+			Temperature:      o.Temperature,
+			Timeout:          o.timeout(),
+			MaxRetries:       o.maxRetries(),
+			ExtraBody:        o.extraBody(),
+			ThinkingBody:     on,
+			NoThinkingBody:   off,
+			SupportsThinking: entry.SupportsThinking,
+			EchoReasoning:    kind.echoReasoning,
+			Headers:          o.DefaultHeaders,
+			Logger:           env.Logger,
+		}
+		if kind == kindOllama {
+			opts.BaseURL = ollamaBaseURL(cmp.Or(opts.BaseURL, os.Getenv(kind.baseEnv)))
+		}
+		// OpenAI itself wants max_completion_tokens; compatible servers
+		// understand max_tokens.
+		if kind == kindOpenAI && o.MaxCompletionTokens > 0 {
+			opts.UseMaxCompletionTokens = true
+		}
+		return openai.New(opts)
+	}
+}
+
+// ollamaBaseURL accepts Ollama's native host forms ("localhost:11434",
+// "http://host:11434") and returns its OpenAI-compatible root (/v1).
+func ollamaBaseURL(s string) string {
+	if s == "" {
+		return ""
+	}
+	if !strings.Contains(s, "://") {
+		s = "http://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return s // openai.New reports it
+	}
+	if u.Path == "" || u.Path == "/" {
+		u.Path = "/v1"
+	}
+	return u.String()
+}
+
+func anthropicModel(_ context.Context, env *Env, entry config.Model) (model.ChatModel, error) {
+	env = envLogger(env)
+	o, err := decodeModelOptions(entry)
+	if err != nil {
+		return nil, err
+	}
+	on, off := o.thinkingBodies()
+	return anthropic.New(anthropic.Options{
+		Name:             entry.Name,
+		ConfigKey:        configKey(env, entry),
+		Model:            entry.Model,
+		APIKey:           cmp.Or(o.APIKey, o.AnthropicAPIKey),
+		BaseURL:          cmp.Or(o.BaseURL, o.AnthropicAPIURL, o.APIBase),
+		MaxTokens:        o.MaxTokens,
+		Temperature:      o.Temperature,
+		Timeout:          o.timeout(),
+		MaxRetries:       o.maxRetries(),
+		ExtraBody:        o.extraBody(),
+		ThinkingBody:     on,
+		NoThinkingBody:   off,
+		SupportsThinking: entry.SupportsThinking,
+		Headers:          o.DefaultHeaders,
+		Logger:           env.Logger,
+	})
+}
