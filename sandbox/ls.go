@@ -47,7 +47,9 @@ func (t *Tools) ls(ctx context.Context, call *tool.Call, in lsArgs) (*tool.Resul
 	}
 	target, err := sb.Resolve(in.Path, vpath.Read)
 	if err != nil {
-		if errors.Is(err, vpath.ErrNotAllowed) {
+		// /mnt/skills is a folder of roots; list them. (The bare
+		// /mnt/user-data stays refused, as in DeerFlow.)
+		if errors.Is(err, vpath.ErrNotAllowed) && path.Clean(strings.ReplaceAll(in.Path, "\\", "/")) == sb.layout.SkillsContainerPath() {
 			if kids := sb.layout.ChildRoots(sb.user, sb.thread, in.Path); len(kids) > 0 {
 				return t.lsFormat(sb, t.listChildRoots(sb, kids)), nil
 			}
