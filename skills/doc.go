@@ -4,7 +4,8 @@
 // the allowed-tools policy of activated skills.
 //
 // Start with [Store]: [NewStore] discovers the read-only public skills
-// under {skills_path}/public and each user's editable custom skills under
+// under {skills_path}/public, the read-only legacy skills under
+// {skills_path}/custom and each user's editable custom skills under
 // {home}/users/{user}/skills/custom, merges the enable state of the
 // extensions file, and owns the atomic writes and per-skill locks that
 // builtin skill_manage uses. [PromptSection] renders the

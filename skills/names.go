@@ -1,8 +1,6 @@
 package skills
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"path"
@@ -10,12 +8,11 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/antlerhq/antler/vpath"
 )
 
-var (
-	skillNamePattern = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
-	userIDPattern    = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-)
+var skillNamePattern = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
 
 // SupportDirs are the folders of a skill package that hold supporting
 // files written with skill_manage write_file.
@@ -34,19 +31,15 @@ func ValidateName(name string) (string, error) {
 	return n, nil
 }
 
-// SafeUserID returns the directory name for a user id: the id itself when
-// it matches ^[A-Za-z0-9_-]+$, else "sanitized-" and the first 16 hex
-// digits of its SHA-256, so that no user id can name a path outside the
-// users folder. The empty id is "default".
+// SafeUserID returns the directory name for a user id, as
+// vpath.SafeUserID does (so that /mnt/skills/custom maps to the same
+// folder): the id itself when it is a valid id, else "sanitized-" and 16
+// hex digits of its SHA-256. The empty id is "default".
 func SafeUserID(id string) string {
 	if id == "" {
 		return "default"
 	}
-	if userIDPattern.MatchString(id) {
-		return id
-	}
-	sum := sha256.Sum256([]byte(id))
-	return "sanitized-" + hex.EncodeToString(sum[:])[:16]
+	return vpath.SafeUserID(id)
 }
 
 // windowsReserved are device names Windows refuses as file names.

@@ -20,6 +20,9 @@ const (
 	// CategoryPublic skills are bundled with the installation and
 	// read-only ({skills_path}/public/<dir>/SKILL.md).
 	CategoryPublic Category = "public"
+	// CategoryLegacy skills are pre-isolation global custom skills,
+	// read-only ({skills_path}/custom/<dir>/SKILL.md).
+	CategoryLegacy Category = "legacy"
 	// CategoryCustom skills belong to one user and are editable through
 	// skill_manage ({home}/users/{user}/skills/custom/<name>/SKILL.md).
 	CategoryCustom Category = "custom"

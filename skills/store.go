@@ -97,6 +97,15 @@ func (s *Store) PublicRoot() string {
 	return filepath.Join(s.opts.SkillsPath, string(CategoryPublic))
 }
 
+// LegacyRoot returns the host folder of the read-only legacy (shared,
+// pre-isolation) custom skills ("" if none).
+func (s *Store) LegacyRoot() string {
+	if s.opts.SkillsPath == "" {
+		return ""
+	}
+	return filepath.Join(s.opts.SkillsPath, string(CategoryCustom))
+}
+
 // CustomRoot returns the host folder of user's custom skills.
 func (s *Store) CustomRoot(user string) string {
 	return filepath.Join(s.opts.Home, "users", SafeUserID(user), "skills", string(CategoryCustom))
@@ -138,7 +147,7 @@ func (s *Store) Lock(user, name string) (unlock func()) {
 	}
 }
 
-// Load discovers user's skills: public first, then custom, a later
+// Load discovers user's skills: public first, then legacy, then custom, a later
 // category shadowing an earlier skill of the same name. Enabled is set
 // from the enable state; the result is sorted by name. Malformed skills
 // are skipped and logged. When the enable state cannot be read, every
@@ -149,7 +158,7 @@ func (s *Store) Load(ctx context.Context, user string) ([]Skill, error) {
 	for _, c := range []struct {
 		cat  Category
 		root string
-	}{{CategoryPublic, s.PublicRoot()}, {CategoryCustom, s.CustomRoot(user)}} {
+	}{{CategoryPublic, s.PublicRoot()}, {CategoryLegacy, s.LegacyRoot()}, {CategoryCustom, s.CustomRoot(user)}} {
 		if c.root == "" {
 			continue
 		}
@@ -300,15 +309,20 @@ func (s *Store) CustomExists(user, name string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
-// PublicExists reports whether a public skill is named name.
+// PublicExists reports whether a read-only skill (public or legacy) is
+// named name.
 func (s *Store) PublicExists(ctx context.Context, name string) bool {
-	root := s.PublicRoot()
-	if root == "" {
-		return false
-	}
-	for _, sk := range s.discover(ctx, CategoryPublic, root) {
-		if sk.Name == name {
-			return true
+	for _, c := range []struct {
+		cat  Category
+		root string
+	}{{CategoryPublic, s.PublicRoot()}, {CategoryLegacy, s.LegacyRoot()}} {
+		if c.root == "" {
+			continue
+		}
+		for _, sk := range s.discover(ctx, c.cat, c.root) {
+			if sk.Name == name {
+				return true
+			}
 		}
 	}
 	return false

@@ -77,6 +77,8 @@ func TestStoreDiscovery(t *testing.T) {
 	e.public(t, "shadowed", "name: shared\ndescription: public one")
 	e.public(t, "broken", "name: broken\ndescription: Use this: when")
 	writeFile(t, filepath.Join(e.skillsPath, "public", SkillFile), skillMD("name: rootfile\ndescription: r"))
+	writeFile(t, filepath.Join(e.skillsPath, "custom", "old", SkillFile), skillMD("name: old\ndescription: legacy"))
+	writeFile(t, filepath.Join(e.skillsPath, "custom", "shared", SkillFile), skillMD("name: shared\ndescription: legacy one"))
 	e.custom(t, "alice", "shared", "name: shared\ndescription: custom one")
 	e.custom(t, "alice", "mine", "name: mine\ndescription: m")
 	writeFile(t, filepath.Join(e.store.CustomRoot("alice"), ".history", "x", SkillFile), skillMD("name: hidden\ndescription: h"))
@@ -89,6 +91,7 @@ func TestStoreDiscovery(t *testing.T) {
 	want := []brief{
 		{"alpha", "public", "team/alpha", "/mnt/skills/public/team/alpha/SKILL.md", true},
 		{"mine", "custom", "mine", "/mnt/skills/custom/mine/SKILL.md", true},
+		{"old", "legacy", "old", "/mnt/skills/legacy/old/SKILL.md", true},
 		{"shared", "custom", "shared", "/mnt/skills/custom/shared/SKILL.md", true},
 		{"zeta", "public", "zeta", "/mnt/skills/public/zeta/SKILL.md", false},
 	}
@@ -99,14 +102,14 @@ func TestStoreDiscovery(t *testing.T) {
 		t.Errorf("malformed skill not logged with a quoting hint; logs:\n%s", e.logs)
 	}
 	enabled, _ := e.store.Enabled(t.Context(), "alice")
-	if len(enabled) != 3 {
-		t.Errorf("Enabled = %d skills, want 3", len(enabled))
+	if len(enabled) != 4 {
+		t.Errorf("Enabled = %d skills, want 4", len(enabled))
 	}
 	// The enable state is re-read on every load.
 	e.state["zeta"] = true
 	enabled, _ = e.store.Enabled(t.Context(), "alice")
-	if len(enabled) != 4 {
-		t.Errorf("after enabling zeta: %d skills, want 4", len(enabled))
+	if len(enabled) != 5 {
+		t.Errorf("after enabling zeta: %d skills, want 5", len(enabled))
 	}
 }
 
