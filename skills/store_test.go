@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -247,4 +248,59 @@ func TestStoreLockSerialises(t *testing.T) {
 	if len(s.locks) != 0 {
 		t.Errorf("%d lock entries leaked", len(s.locks))
 	}
+}
+
+func TestWriteFileAtomicReadersSeeWholeFiles(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "f")
+	a, b := strings.Repeat("a", 1<<16), strings.Repeat("b", 1<<17)
+	if err := WriteFileAtomic(name, []byte(a), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer close(done)
+		for i := range 50 {
+			content := a
+			if i%2 == 0 {
+				content = b
+			}
+			if err := WriteFileAtomic(name, []byte(content), 0o644); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	for {
+		select {
+		case <-done:
+			wg.Wait()
+			return
+		default:
+		}
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := string(data); s != a && s != b {
+			t.Fatalf("reader saw a partial file of %d bytes", len(data))
+		}
+	}
+}
+
+func ExampleStore() {
+	root, _ := os.MkdirTemp("", "skills-example")
+	defer os.RemoveAll(root)
+	skillsPath, home := filepath.Join(root, "skills"), filepath.Join(root, "home")
+	os.MkdirAll(filepath.Join(skillsPath, "public", "deep-research"), 0o755)
+	os.WriteFile(filepath.Join(skillsPath, "public", "deep-research", SkillFile),
+		[]byte("---\nname: deep-research\ndescription: Research a topic in depth\nallowed-tools: [web_search, read_file]\n---\nSteps...\n"), 0o644)
+
+	store := NewStore(Options{SkillsPath: skillsPath, Home: home})
+	list, _ := store.Enabled(context.Background(), "alice")
+	for _, s := range list {
+		fmt.Println(s.Name, s.Category, s.AllowedTools, s.ContainerFile(store.ContainerPath()))
+	}
+	// Output:
+	// deep-research public [web_search read_file] /mnt/skills/public/deep-research/SKILL.md
 }
