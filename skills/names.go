@@ -14,9 +14,9 @@ import (
 
 var skillNamePattern = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
 
-// SupportDirs are the folders of a skill package that hold supporting
+// supportDirs are the folders of a skill package that hold supporting
 // files written with skill_manage write_file.
-var SupportDirs = []string{"assets", "references", "scripts", "templates"}
+var supportDirs = []string{"assets", "references", "scripts", "templates"}
 
 // ValidateName checks a skill name given to skill_manage and returns it
 // trimmed.
@@ -73,7 +73,7 @@ func windowsIncompatible(seg string) string {
 // CheckSupportPath validates the path of a supporting file relative to a
 // skill package and returns it cleaned. The rules and texts are
 // DeerFlow's: a filename is required, the path is relative, has no ".."
-// or empty segments, starts with one of SupportDirs and names a file
+// or empty segments, starts with one of supportDirs and names a file
 // inside it. With portable set (every write; removals skip it so that an
 // old file can still be deleted) each segment must also be a valid
 // Windows file name.
@@ -100,8 +100,8 @@ func CheckSupportPath(rel string, portable bool) (string, error) {
 			}
 		}
 	}
-	if !slices.Contains(SupportDirs, parts[0]) {
-		return "", fmt.Errorf("Supporting files must live under one of: %s.", strings.Join(SupportDirs, ", "))
+	if !slices.Contains(supportDirs, parts[0]) {
+		return "", fmt.Errorf("Supporting files must live under one of: %s.", strings.Join(supportDirs, ", "))
 	}
 	if len(parts) < 2 {
 		return "", fmt.Errorf("Supporting file path must name a file inside '%s/'.", parts[0])

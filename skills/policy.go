@@ -14,11 +14,11 @@ import (
 	"github.com/antlerhq/antler/tool"
 )
 
-// ReservedSlashNames are slash commands that are never skills.
-var ReservedSlashNames = []string{"bootstrap", "goal", "help", "memory", "models", "new", "status"}
+// reservedSlashNames are slash commands that are never skills.
+var reservedSlashNames = []string{"bootstrap", "goal", "help", "memory", "models", "new", "status"}
 
-// AlwaysAllowedTools stay available whatever the active skills declare.
-var AlwaysAllowedTools = []string{"describe_skill", "read_file", "review_skill_package", "tool_search"}
+// alwaysAllowedTools stay available whatever the active skills declare.
+var alwaysAllowedTools = []string{"describe_skill", "read_file", "review_skill_package", "tool_search"}
 
 // HiddenMetaKey marks a message the policy injected into a model request
 // (an activated skill's SKILL.md); such messages are never persisted and
@@ -32,7 +32,7 @@ var slashPattern = regexp.MustCompile(`^/([a-z0-9]+(?:-[a-z0-9]+)*)(?:\s+|$)`)
 // or the end, and name must not be reserved.
 func SlashName(text string) (string, bool) {
 	m := slashPattern.FindStringSubmatch(text)
-	if m == nil || slices.Contains(ReservedSlashNames, m[1]) {
+	if m == nil || slices.Contains(reservedSlashNames, m[1]) {
 		return "", false
 	}
 	return m[1], true
@@ -72,8 +72,8 @@ type PolicyOptions struct {
 // skill_context records that its SKILL.md was read. Merely enabled skills
 // restrict nothing. The allowed tools are the union of the allowed-tools
 // of the active skills that declare it; when none declares it nothing is
-// restricted. AlwaysAllowedTools are always allowed. A failure to list the
-// skills while a skill is active fails closed to AlwaysAllowedTools.
+// restricted. alwaysAllowedTools are always allowed. A failure to list the
+// skills while a skill is active fails closed to alwaysAllowedTools.
 //
 // Use ModelMiddleware and ToolMiddleware together so that the model sees
 // only the tools it may call and a call to any other tool is refused.
@@ -122,7 +122,7 @@ func (p *Policy) Resolve(ctx context.Context, user string, msgs []model.Message,
 	all, err := p.opts.Store.Enabled(ctx, user)
 	if err != nil && ctx.Err() == nil {
 		p.logger.Warn("skills: cannot list skills for the tool policy; allowing only the always-allowed tools", "err", err)
-		return Active{Restricted: true, Allowed: slices.Clone(AlwaysAllowedTools)}
+		return Active{Restricted: true, Allowed: slices.Clone(alwaysAllowedTools)}
 	}
 	usable := slices.DeleteFunc(all, func(s Skill) bool {
 		return p.opts.Allowlist != nil && !slices.Contains(p.opts.Allowlist, s.Name)
@@ -157,7 +157,7 @@ func (p *Policy) Resolve(ctx context.Context, user string, msgs []model.Message,
 		}
 	}
 	if act.Restricted {
-		for _, t := range AlwaysAllowedTools {
+		for _, t := range alwaysAllowedTools {
 			if !slices.Contains(act.Allowed, t) {
 				act.Allowed = append(act.Allowed, t)
 			}

@@ -17,9 +17,9 @@ type Rule struct {
 	Remediation string
 }
 
-// Rules lists every static rule, with DeerFlow's ids, severities and
+// rules lists every static rule, with DeerFlow's ids, severities and
 // texts.
-var Rules = []Rule{
+var rules = []Rule{
 	{"package-path-traversal", SeverityCritical, "Archive member path traverses outside the skill root.", "Remove parent-directory traversal from the package path."},
 	{"package-absolute-path", SeverityCritical, "Archive member path is absolute.", "Use relative paths inside the skill archive."},
 	{"package-ads-stream-name", SeverityCritical, "Archive member path contains a colon, which on Windows/NTFS addresses an alternate data stream hidden from directory listing.", "Remove colons from archive member paths."},
@@ -62,11 +62,11 @@ var Rules = []Rule{
 }
 
 func lookupRule(id string) Rule {
-	i := slices.IndexFunc(Rules, func(r Rule) bool { return r.ID == id })
+	i := slices.IndexFunc(rules, func(r Rule) bool { return r.ID == id })
 	if i < 0 {
 		panic("skills: unknown scan rule " + id) // programming error
 	}
-	return Rules[i]
+	return rules[i]
 }
 
 // maxEvidence caps the evidence text of a finding, in characters.
@@ -298,3 +298,7 @@ func scanNetwork(name, text string) []Finding {
 	}
 	return out
 }
+
+// Rules returns every static rule, with DeerFlow's ids, severities and
+// texts.
+func Rules() []Rule { return slices.Clone(rules) }

@@ -88,7 +88,7 @@ var generatedFixtures = map[string]struct{ pos, neg []File }{
 }
 
 func TestScanRuleFixtures(t *testing.T) {
-	for _, rule := range Rules {
+	for _, rule := range rules {
 		t.Run(rule.ID, func(t *testing.T) {
 			var pos, neg []File
 			if g, ok := generatedFixtures[rule.ID]; ok {
