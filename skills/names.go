@@ -73,7 +73,7 @@ func windowsIncompatible(seg string) string {
 // CheckSupportPath validates the path of a supporting file relative to a
 // skill package and returns it cleaned. The rules and texts are
 // DeerFlow's: a filename is required, the path is relative, has no ".."
-// or empty segments, starts with one of supportDirs and names a file
+// or empty segments, starts with assets/, references/, scripts/ or templates/ and names a file
 // inside it. With portable set (every write; removals skip it so that an
 // old file can still be deleted) each segment must also be a valid
 // Windows file name.

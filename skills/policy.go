@@ -72,8 +72,9 @@ type PolicyOptions struct {
 // skill_context records that its SKILL.md was read. Merely enabled skills
 // restrict nothing. The allowed tools are the union of the allowed-tools
 // of the active skills that declare it; when none declares it nothing is
-// restricted. alwaysAllowedTools are always allowed. A failure to list the
-// skills while a skill is active fails closed to alwaysAllowedTools.
+// restricted. describe_skill, read_file, review_skill_package and tool_search are
+// always allowed. A failure to list the
+// skills while a skill is active fails closed to those four.
 //
 // Use ModelMiddleware and ToolMiddleware together so that the model sees
 // only the tools it may call and a call to any other tool is refused.
