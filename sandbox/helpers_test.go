@@ -120,3 +120,7 @@ func wantPrefix(t testing.TB, got, prefix string) {
 func ptr[T any](v T) *T { return &v }
 
 func sleepMillis(n int) { time.Sleep(time.Duration(n) * time.Millisecond) }
+
+type cfgT = config.Config
+
+func defaultCfg() *config.Config { return config.Default() }
