@@ -138,7 +138,8 @@ type Store interface {
 
 	// PutCheckpoint appends a checkpoint to an existing thread (ErrNotFound
 	// otherwise), fills in ID and CreatedAt when empty, and bumps the
-	// thread's UpdatedAt (and Title from the state).
+	// thread's UpdatedAt (and Title from the state). It must not keep
+	// cp.State after returning: the caller goes on changing it.
 	PutCheckpoint(ctx context.Context, cp *Checkpoint) error
 	// LatestCheckpoint returns the newest checkpoint of a thread;
 	// ErrNotFound when the thread has none.
