@@ -112,7 +112,8 @@ func (p *LocalProvider) Acquire(ctx context.Context, user, threadID string) (*Sa
 		p.lru.MoveToFront(el)
 		return el.Value.(*Sandbox), nil
 	}
-	sb := &Sandbox{id: id, user: user, thread: threadID, layout: p.layout, paths: paths}
+	sb := &Sandbox{id: id, user: user, thread: threadID, layout: p.layout, paths: paths,
+		masker: p.layout.Masker(user, threadID)}
 	p.byKey[id] = p.lru.PushFront(sb)
 	for p.lru.Len() > p.max {
 		old := p.lru.Back()
@@ -151,6 +152,7 @@ type Sandbox struct {
 	id, user, thread string
 	layout           *vpath.Layout
 	paths            vpath.ThreadPaths
+	masker           *vpath.Masker
 
 	reads     ReadTracker
 	fileLocks pathLocks // serialises read-modify-write inside the tools
@@ -189,7 +191,7 @@ func (s *Sandbox) Resolve(virtual string, access vpath.Access) (vpath.Target, er
 }
 
 // Mask replaces this thread's host paths in text by virtual ones.
-func (s *Sandbox) Mask(text string) string { return s.layout.Mask(s.user, s.thread, text) }
+func (s *Sandbox) Mask(text string) string { return s.masker.Mask(text) }
 
 func (s *Sandbox) markWritten(host string, rewritten bool) {
 	s.writtenMu.Lock()

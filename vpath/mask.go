@@ -52,6 +52,21 @@ func (l *Layout) Mask(user, thread, text string) string {
 	return replaceBases(text, l.maskPairs(user, thread), true)
 }
 
+// Masker is [Layout.Mask] for one thread with its host paths (and their
+// symlink-resolved spellings) computed once. It is immutable and safe for
+// concurrent use; make a new one if the thread's folders are re-linked.
+type Masker struct {
+	pairs []pair
+}
+
+// Masker returns the masker of (user, thread).
+func (l *Layout) Masker(user, thread string) *Masker {
+	return &Masker{pairs: l.maskPairs(user, thread)}
+}
+
+// Mask replaces the thread's host paths in text, as [Layout.Mask].
+func (m *Masker) Mask(text string) string { return replaceBases(text, m.pairs, true) }
+
 // ToVirtual returns the virtual path of a host path under one of the
 // thread's roots (lexically, or after resolving symlinks), and false when
 // it is under none.

@@ -240,3 +240,57 @@ func must(t testing.TB, err error) {
 		t.Fatal(err)
 	}
 }
+
+func BenchmarkResolve(b *testing.B) {
+	l, _ := newLayout(b)
+	tp, _ := l.ThreadPaths("u1", "t1")
+	must(b, os.MkdirAll(filepath.Join(tp.Workspace, "src", "pkg"), 0o755))
+	for _, bc := range []struct{ name, path string }{
+		{"existing", "/mnt/user-data/workspace/src/pkg"},
+		{"new-file", "/mnt/user-data/workspace/src/pkg/new/file.go"},
+		{"refused", "/mnt/user-data/workspace/../../etc/passwd"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				_, _ = l.Resolve("u1", "t1", bc.path, vpath.Write)
+			}
+		})
+	}
+	b.Run("locate-only", func(b *testing.B) {
+		for b.Loop() {
+			_, _ = l.Locate("u1", "t1", "/mnt/user-data/workspace/src/pkg/file.go", vpath.Read)
+		}
+	})
+}
+
+func BenchmarkMask(b *testing.B) {
+	l, _ := newLayout(b)
+	tp, _ := l.ThreadPaths("u1", "t1")
+	var sb strings.Builder
+	for i := 0; i < 100; i++ {
+		sb.WriteString(tp.Workspace + "/src/file.go:12: some matched text here\n")
+	}
+	text := sb.String()
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		_ = l.Mask("u1", "t1", text)
+	}
+}
+
+func BenchmarkMasker(b *testing.B) {
+	l, _ := newLayout(b)
+	tp, _ := l.ThreadPaths("u1", "t1")
+	var sb strings.Builder
+	for i := 0; i < 100; i++ {
+		sb.WriteString(tp.Workspace + "/src/file.go:12: some matched text here\n")
+	}
+	text := sb.String()
+	m := l.Masker("u1", "t1")
+	if m.Mask(text) != l.Mask("u1", "t1", text) {
+		b.Fatal("Masker and Mask differ")
+	}
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		_ = m.Mask(text)
+	}
+}
