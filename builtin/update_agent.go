@@ -1,0 +1,291 @@
+package builtin
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+
+	"github.com/antlerhq/antler/config"
+	"github.com/antlerhq/antler/customagent"
+	"github.com/antlerhq/antler/tool"
+)
+
+// UpdateAgentName is the name of the update_agent tool.
+const UpdateAgentName = "update_agent"
+
+//go:embed update_agent.md
+var updateAgentDescription string
+
+const updateAgentSchema = `{
+  "type": "object",
+  "properties": {
+    "soul": {"type": ["string", "null"], "description": "Optional full replacement SOUL.md content."},
+    "description": {"type": ["string", "null"], "description": "Optional new one-line description."},
+    "skills": {"type": ["array", "null"], "items": {"type": "string"}, "description": "Optional skill whitelist. [] = no skills, omit = unchanged."},
+    "tool_groups": {"type": ["array", "null"], "items": {"type": "string"}, "description": "Optional tool-group whitelist. [] = empty, omit = unchanged."},
+    "model": {"type": ["string", "null"], "description": "Optional model override (must match a configured model name)."}
+  }
+}`
+
+// untrustedChannels are the channels whose messages come from anyone (a
+// GitHub webhook): self-modification is refused there.
+var untrustedChannels = []string{"github"}
+
+// UpdateAgentOptions configure NewUpdateAgent.
+type UpdateAgentOptions struct {
+	// Store holds the custom agents; required.
+	Store *customagent.Store
+	// Config is the run's configuration; a model argument must name one
+	// of its models. nil means no model is known.
+	Config *config.Config
+	// Logger receives write failures; nil discards.
+	Logger *slog.Logger
+}
+
+// NewUpdateAgent returns the update_agent tool, which the lead-agent
+// factory binds in a custom agent's chats (reference §5.4). The agent is
+// the run's (tool.Call.AgentName, or the runtime context's "agent_name")
+// and the user the call's: no other user's folder is ever read or
+// written.
+//
+// Checks come in DeerFlow's order, each an "Error: ..." result with
+// DeerFlow's text and nothing written: the github channel (runtime
+// context "channel_name") is refused; the strings "null", "none" and
+// "undefined" (any case, trimmed) count as omitted for every field, and a
+// call with no field is refused; a blank soul is refused; the agent name
+// must be valid and present; a model must exist in Config (checked before
+// any write); an agent only in DeerFlow's legacy shared layout, a missing
+// agent and an unreadable config.yaml are refused. Then omitted fields
+// keep their values, skills=[] means no skills, the name is forced to the
+// agent's, and every other key of config.yaml (model_settings,
+// thinking_enabled, reasoning_effort, github, unknown keys) is carried
+// over. config.yaml is rewritten only when description, model,
+// tool_groups or skills changed; SOUL.md whenever soul is given; both in
+// one atomic update (customagent.Store.Update).
+//
+// NewUpdateAgent panics if opts.Store is nil (a wiring mistake).
+func NewUpdateAgent(opts UpdateAgentOptions) *tool.Tool {
+	if opts.Store == nil {
+		panic("builtin.NewUpdateAgent: Store is nil")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	u := &agentUpdater{opts: opts}
+	return &tool.Tool{
+		Name:        UpdateAgentName,
+		Description: strings.TrimSpace(updateAgentDescription),
+		InputSchema: json.RawMessage(updateAgentSchema),
+		Handler: func(ctx context.Context, call *tool.Call, args json.RawMessage) (*tool.Result, error) {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			return u.update(call, args), nil
+		},
+	}
+}
+
+// agentUpdater runs update_agent calls; it is immutable.
+type agentUpdater struct{ opts UpdateAgentOptions }
+
+// updateArgs are the arguments after nullish strings were dropped; nil
+// means omitted.
+type updateArgs struct {
+	soul, description, model *string
+	skills, toolGroups       []string // nil = omitted, non-nil empty = []
+}
+
+func (a *updateArgs) empty() bool {
+	return a.soul == nil && a.description == nil && a.model == nil && a.skills == nil && a.toolGroups == nil
+}
+
+// isNullish reports DeerFlow's placeholder strings for an omitted field.
+func isNullish(s string) bool {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "null", "none", "undefined":
+		return true
+	}
+	return false
+}
+
+// decodeUpdateArgs reads the arguments leniently where DeerFlow is
+// lenient (null and the nullish strings mean omitted) and strictly
+// elsewhere (a string for a list field is an error).
+func decodeUpdateArgs(raw json.RawMessage) (*updateArgs, error) {
+	var m map[string]json.RawMessage
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, errors.New("arguments must be a JSON object")
+		}
+	}
+	out := &updateArgs{}
+	text := func(key string) (*string, error) {
+		v, ok := m[key]
+		if !ok || string(v) == "null" {
+			return nil, nil
+		}
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return nil, fmt.Errorf("%s: expected a string", key)
+		}
+		if isNullish(s) {
+			return nil, nil
+		}
+		return &s, nil
+	}
+	list := func(key string) ([]string, error) {
+		v, ok := m[key]
+		if !ok || string(v) == "null" {
+			return nil, nil
+		}
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			if isNullish(s) {
+				return nil, nil
+			}
+			return nil, fmt.Errorf("%s: expected a list of strings, got a string; pass [] for none, or omit the field to keep the current value", key)
+		}
+		l := []string{}
+		if err := json.Unmarshal(v, &l); err != nil {
+			return nil, fmt.Errorf("%s: expected a list of strings", key)
+		}
+		return l, nil
+	}
+	var err error
+	if out.soul, err = text("soul"); err != nil {
+		return nil, err
+	}
+	if out.description, err = text("description"); err != nil {
+		return nil, err
+	}
+	if out.skills, err = list("skills"); err != nil {
+		return nil, err
+	}
+	if out.toolGroups, err = list("tool_groups"); err != nil {
+		return nil, err
+	}
+	if out.model, err = text("model"); err != nil {
+		return nil, err
+	}
+	for k := range m {
+		switch k {
+		case "soul", "description", "skills", "tool_groups", "model":
+		default:
+			return nil, fmt.Errorf("unknown argument %q (allowed: soul, description, skills, tool_groups, model)", k)
+		}
+	}
+	return out, nil
+}
+
+func (u *agentUpdater) update(call *tool.Call, raw json.RawMessage) *tool.Result {
+	if call == nil {
+		call = &tool.Call{}
+	}
+	in, err := decodeUpdateArgs(raw)
+	if err != nil {
+		return tool.Errorf("invalid arguments for %s: %v", UpdateAgentName, err)
+	}
+	if ch := call.ContextString("channel_name"); slices.Contains(untrustedChannels, ch) {
+		return tool.Errorf("update_agent is disabled on the '%s' channel. Self-mutation requests must come from an operator-trusted surface (chat UI or the HTTP API), not a webhook fan-out.", ch)
+	}
+	if in.empty() {
+		return tool.Errorf(`No fields provided. Pass at least one of: soul, description, skills, tool_groups, model. Omit unchanged fields instead of passing null-like strings such as "null", "none", or "undefined".`)
+	}
+	if in.soul != nil && strings.TrimSpace(*in.soul) == "" {
+		return tool.Errorf("soul content is empty; refusing to update agent with an empty SOUL.md. Omit the soul field if you do not want to change it.")
+	}
+	name := callAgentName(call)
+	if name == "" {
+		return tool.Errorf("update_agent is only available inside a custom agent's chat. There is no agent_name in the current runtime context, so there is nothing to update. If you are inside the bootstrap flow, use setup_agent instead.")
+	}
+	if err := customagent.ValidateName(name); err != nil {
+		return tool.Errorf("%s", err.Error())
+	}
+	user := callUserID(call)
+	if in.model != nil {
+		if u.opts.Config == nil || !hasModel(u.opts.Config, *in.model) {
+			return tool.Errorf("Unknown model '%s'. Pass a model name that exists in config.yaml's models section.", *in.model)
+		}
+	}
+	store := u.opts.Store
+	if store.LegacyOnly(user, name) {
+		return tool.Errorf("Agent '%s' only exists in the legacy shared layout and is not scoped to a user. Run scripts/migrate_user_isolation.py to move legacy agents into the per-user layout before updating.", name)
+	}
+	existing, err := store.Load(user, name)
+	var ce *customagent.ConfigError
+	switch {
+	case errors.Is(err, customagent.ErrNotFound) || (err == nil && existing.Legacy):
+		return tool.Errorf("Agent '%s' does not exist for the current user. Use setup_agent to create a new agent first.", name)
+	case errors.As(err, &ce):
+		return tool.Errorf("Agent '%s' has an unreadable config: %s", name, ce.Error())
+	case err != nil:
+		return tool.Errorf("Agent '%s' could not be loaded: %s", name, storeErrorText(err))
+	}
+
+	old := existing.Config
+	cfg := old.Clone()
+	cfg.Name = name // the folder's name wins over a drifted name key
+	var changed []string
+	if in.description != nil {
+		cfg.Description = *in.description
+		if *in.description != old.Description {
+			changed = append(changed, "description")
+		}
+	}
+	if in.model != nil {
+		cfg.Model = *in.model
+		if *in.model != old.Model {
+			changed = append(changed, "model")
+		}
+	}
+	if in.toolGroups != nil {
+		cfg.ToolGroups = in.toolGroups
+		if !sameList(in.toolGroups, old.ToolGroups) {
+			changed = append(changed, "tool_groups")
+		}
+	}
+	if in.skills != nil {
+		cfg.Skills = in.skills
+		if !sameList(in.skills, old.Skills) {
+			changed = append(changed, "skills")
+		}
+	}
+	configChanged := len(changed) > 0
+	if in.soul != nil {
+		changed = append(changed, "soul")
+	}
+	if configChanged || in.soul != nil {
+		ch := customagent.Change{Soul: in.soul}
+		if configChanged {
+			ch.Config = cfg
+		}
+		if err := store.Update(user, name, ch); err != nil {
+			u.opts.Logger.Error("update_agent: cannot update agent", "agent", name, "user", user, "err", err)
+			return tool.Errorf("Failed to update agent '%s': %s", name, storeErrorText(err))
+		}
+	}
+	if len(changed) == 0 {
+		return tool.Text(fmt.Sprintf("No changes applied to agent '%s'. The provided values matched the existing config.", name))
+	}
+	call.Log().Info("update_agent: updated agent", "agent", name, "user", user, "fields", changed)
+	return tool.Text(fmt.Sprintf("Agent '%s' updated successfully. Changed: %s. The new configuration takes effect on the next user turn.", name, strings.Join(changed, ", ")))
+}
+
+// sameList compares two optional lists the way Python compares a list
+// with None: nil differs from an empty list.
+func sameList(a, b []string) bool {
+	if (a == nil) != (b == nil) {
+		return false
+	}
+	return slices.Equal(a, b)
+}
+
+func hasModel(cfg *config.Config, name string) bool {
+	_, ok := cfg.Model(name)
+	return ok
+}

@@ -1,0 +1,33 @@
+package customagent
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// NamePattern is DeerFlow's rule for agent names.
+const NamePattern = `^[A-Za-z0-9-]+$`
+
+var nameRE = regexp.MustCompile(NamePattern)
+
+// NameError is an agent name that does not match [NamePattern]. Its
+// message is DeerFlow's text.
+type NameError struct{ Name string }
+
+func (e *NameError) Error() string {
+	return fmt.Sprintf("Invalid agent name '%s'. Must match pattern: %s", e.Name, NamePattern)
+}
+
+// ValidateName returns a *[NameError] unless name matches [NamePattern].
+// Such a name is one path segment that can never be "." or "..".
+func ValidateName(name string) error {
+	if !nameRE.MatchString(name) {
+		return &NameError{Name: name}
+	}
+	return nil
+}
+
+// DirName is the folder name of an agent: its name in lower case, as in
+// DeerFlow, so "Reviewer" and "reviewer" are the same agent.
+func DirName(name string) string { return strings.ToLower(name) }
