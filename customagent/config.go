@@ -274,6 +274,9 @@ func parseModelSettings(n *yaml.Node) (*ModelSettings, error) {
 			return nil, fmt.Errorf("unknown key %q (allowed: temperature, max_tokens)", k)
 		}
 	}
+	if ms.Temperature == nil && ms.MaxTokens == nil {
+		return nil, nil // DeerFlow drops an empty model_settings too
+	}
 	return ms, nil
 }
 
