@@ -96,6 +96,9 @@ func NewImageSearcher(opts *SearchOptions) (*ImageSearcher, error) {
 func (s *ImageSearcher) Search(ctx context.Context, q ImageQuery) (*ImageSearchOutput, error) {
 	q.MaxResults = clampResults(s.opts.MaxResults, q.MaxResults, s.maxCap)
 	q.Query = strings.TrimSpace(q.Query)
+	if q.Query == "" {
+		return nil, providerErrorf("query must not be empty")
+	}
 	q.accept = s.screen
 	results, err := s.provider.images(ctx, q)
 	if err != nil {

@@ -177,6 +177,9 @@ func ddgBackendOK(b any) bool {
 // 5; a configured max_results wins, as in DeerFlow). A provider failure is
 // returned as an error whose text is model-facing.
 func (s *Searcher) Search(ctx context.Context, query string, maxResults int) (*SearchOutput, error) {
+	if strings.TrimSpace(query) == "" {
+		return nil, providerErrorf("query must not be empty")
+	}
 	n := clampResults(s.opts.MaxResults, maxResults, s.maxCap)
 	results, err := s.provider.search(ctx, strings.TrimSpace(query), n)
 	if err != nil {

@@ -136,6 +136,7 @@ func TestWebSearchToolOutput(t *testing.T) {
     }
   ]
 }`},
+		{"empty query", `{"query":"  "}`, `{"error": "query must not be empty", "query": "  "}`},
 		{"no results", `{"query":"zzqx"}`, `{"error": "No results found", "query": "zzqx"}`},
 		{"rate limited", `{"query":"rate limited"}`, `{"error": "DuckDuckGo returned HTTP 202", "query": "rate limited"}`},
 	}

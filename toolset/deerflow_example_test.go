@@ -68,18 +68,18 @@ func TestCommunityUses(t *testing.T) {
 	reg := DefaultRegistry()
 	env := &Env{Home: t.TempDir()}
 	uses := map[string]string{
-		"deerflow.community.ddg_search.tools:web_search_tool":     "web_search",
-		"deerflow.community.tavily.tools:web_search_tool":         "web_search",
-		"deerflow.community.searxng.tools:web_search_tool":        "web_search",
-		"deerflow.community.brave.tools:web_search_tool":          "web_search",
-		"antler:web_search":                                       "web_search",
-		"deerflow.community.jina_ai.tools:web_fetch_tool":         "web_fetch",
-		"deerflow.community.tavily.tools:web_fetch_tool":          "web_fetch",
-		"deerflow.community.searxng.tools:web_fetch_tool":         "web_fetch",
-		"antler:web_fetch":                                        "web_fetch",
+		"deerflow.community.ddg_search.tools:web_search_tool": "web_search",
+		"deerflow.community.tavily.tools:web_search_tool":     "web_search",
+		"deerflow.community.searxng.tools:web_search_tool":    "web_search",
+		"deerflow.community.brave.tools:web_search_tool":      "web_search",
+		"antler:web_search": "web_search",
+		"deerflow.community.jina_ai.tools:web_fetch_tool": "web_fetch",
+		"deerflow.community.tavily.tools:web_fetch_tool":  "web_fetch",
+		"deerflow.community.searxng.tools:web_fetch_tool": "web_fetch",
+		"antler:web_fetch": "web_fetch",
 		"deerflow.community.image_search.tools:image_search_tool": "image_search",
 		"deerflow.community.brave.tools:image_search_tool":        "image_search",
-		"antler:image_search":                                     "image_search",
+		"antler:image_search": "image_search",
 	}
 	for use, name := range uses {
 		tl, err := reg.BuildTool(t.Context(), env, config.ToolEntry{Name: name, Use: use, Options: map[string]any{"max_results": 3, "timeout": 10}})
