@@ -19,7 +19,7 @@ import (
 	"github.com/antlerhq/antler/model/openai"
 )
 
-func newModel(t *testing.T, baseURL string, edit func(*openai.Options)) *openai.Model {
+func newModel(t testing.TB, baseURL string, edit func(*openai.Options)) *openai.Model {
 	t.Helper()
 	opts := openai.Options{
 		Name: "test-model", ConfigKey: "models[0]", Model: "gpt-test",
