@@ -8,6 +8,7 @@ func DefaultRegistry() *Registry {
 	r := NewRegistry()
 	registerCommand(r)
 	registerSandbox(r)
+	registerModels(r)
 	registerCommunity(r)
 	return r
 }
