@@ -1,0 +1,445 @@
+package agent
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/antlerhq/antler/config"
+	"github.com/antlerhq/antler/deferred"
+	"github.com/antlerhq/antler/model"
+	"github.com/antlerhq/antler/store"
+	"github.com/antlerhq/antler/tool"
+	"github.com/antlerhq/antler/toolset"
+)
+
+// Names of the tools the factory adds or removes.
+const (
+	SetupAgentTool  = "setup_agent"
+	UpdateAgentTool = "update_agent"
+)
+
+// NoModelsMessage is DeerFlow's error for a config without models.
+const NoModelsMessage = "No chat models are configured. Please configure at least one model in config.yaml."
+
+// webhookChannels are channels whose messages come from untrusted
+// commenters: update_agent is withheld there.
+var webhookChannels = map[string]bool{"github": true}
+
+var agentNameRE = regexp.MustCompile(`^[A-Za-z0-9-]+$`)
+
+// AgentSpec is what the factory needs of a custom agent.
+type AgentSpec struct {
+	Name        string
+	Description string
+	// Model is the agent's model ("" for the run's default).
+	Model string
+	// ToolGroups filters config tools (nil: all groups; empty: none).
+	ToolGroups []string
+	// Skills is the agent's skill allowlist (nil: all enabled; empty:
+	// none).
+	Skills []string
+	// Soul is the agent's SOUL.md.
+	Soul string
+	// ThinkingEnabled, when non-nil, is the agent's thinking default.
+	ThinkingEnabled *bool
+	// Temperature and MaxTokens override the model's sampling when set.
+	Temperature *float64
+	MaxTokens   *int
+}
+
+// ErrAgentNotFound is returned (wrapped) by an AgentLoader for an unknown
+// agent.
+var ErrAgentNotFound = errors.New("agent not found")
+
+// AgentLoader loads custom agents (customagent.Store via CustomAgents).
+type AgentLoader interface {
+	LoadAgent(ctx context.Context, userID, name string) (*AgentSpec, error)
+}
+
+// SkillsSection renders the skills section of the system prompt for a
+// user; allowed is the skill allowlist (nil: every enabled skill).
+type SkillsSection func(ctx context.Context, userID string, allowed []string) (string, error)
+
+// FactoryOptions configure a Factory. Assembler is required.
+type FactoryOptions struct {
+	// Assembler assembles tools; its Registry and Env also build models.
+	Assembler *toolset.Assembler
+	// Config is the configuration; nil means Assembler.Env.Config.
+	Config *config.Config
+	// Agents loads custom agents; nil makes a named agent an error.
+	Agents AgentLoader
+	// ExtraTools holds the built-ins the factory adds by rule, by name:
+	// setup_agent and update_agent.
+	ExtraTools map[string]*tool.Tool
+	// Store is handed to every agent (nil: no persistence).
+	Store store.Store
+	// Skills renders the skills prompt section; nil renders none.
+	Skills SkillsSection
+	// SubagentLimit builds the model middleware that caps task calls per
+	// response (reference §11); nil adds none.
+	SubagentLimit func(maxConcurrent int) tool.ModelMiddleware
+	// ToolMiddlewares are placed outside tool error handling (output
+	// budget, result sanitisation, read-before-write, ...), first
+	// outermost.
+	ToolMiddlewares []tool.Middleware
+	// ModelMiddlewares are placed after dangling-call repair and before
+	// the deferred filter (image injection, skill policy, ...).
+	ModelMiddlewares []tool.ModelMiddleware
+	// MaxTurns and ToolConcurrency are passed to every agent (0: the
+	// defaults).
+	MaxTurns        int
+	ToolConcurrency int
+	// Now gives the date in the prompt; nil means time.Now.
+	Now func() time.Time
+	// Logger receives warnings (model fallback, skipped tools); nil
+	// discards.
+	Logger *slog.Logger
+}
+
+// Factory builds DeerFlow's lead agent for each run (reference §2). It is
+// safe for concurrent use; its loop detector and model cache are shared by
+// the agents it builds.
+type Factory struct {
+	opts   FactoryOptions // immutable after NewFactory
+	logger *slog.Logger
+	loops  *LoopDetector
+
+	mu     sync.Mutex                     // guards models
+	models map[modelKey]model.ChatModel // built models per config and name
+}
+
+type modelKey struct {
+	cfg  *config.Config
+	name string
+}
+
+// NewFactory returns a factory.
+func NewFactory(opts FactoryOptions) (*Factory, error) {
+	if opts.Assembler == nil {
+		return nil, errors.New("agent: factory needs an assembler")
+	}
+	if opts.Config == nil && opts.Assembler.Env != nil {
+		opts.Config = opts.Assembler.Env.Config
+	}
+	if opts.Config == nil {
+		return nil, errors.New("agent: factory needs a configuration")
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Factory{opts: opts, logger: logger, loops: NewLoopDetector(opts.Config.LoopDetection, logger),
+		models: map[modelKey]model.ChatModel{}}, nil
+}
+
+// Request is one run's options (DeerFlow's configurable/context keys).
+type Request struct {
+	ThreadID string
+	UserID   string
+	RunID    string
+	// AgentName names a custom agent ("" for the default agent).
+	AgentName string
+	// ModelName requests a model; unknown names fall back to the default.
+	ModelName string
+	// IsBootstrap builds the agent-builder (adds setup_agent).
+	IsBootstrap bool
+	// SubagentEnabled adds the task tool.
+	SubagentEnabled bool
+	// NonInteractive removes ask_clarification (scheduled runs).
+	NonInteractive bool
+	// ThinkingEnabled overrides the agent's and the default (on).
+	ThinkingEnabled *bool
+	// ChannelName is the channel the run came from ("github" withholds
+	// update_agent).
+	ChannelName string
+	// MaxConcurrentSubagents is the per-response task limit; 0 means 3.
+	MaxConcurrentSubagents int
+	// MaxTotalSubagents is the per-run task limit; 0 means
+	// subagents.max_total_per_run.
+	MaxTotalSubagents int
+	// NoMCP leaves MCP tools out.
+	NoMCP bool
+	// Context holds further runtime values handed to tools (for example
+	// disable_clarification); the identity keys are set by the factory.
+	Context map[string]any
+}
+
+// Lead is a built lead agent with what it was built from.
+type Lead struct {
+	Agent *Agent
+	// ModelName is the resolved model.
+	ModelName string
+	Thinking  bool
+	Tools     *toolset.Toolset
+	Prompt    string
+	// Spec is the custom agent (nil for the default agent and bootstrap).
+	Spec *AgentSpec
+	// Context is the runtime context for Input.Context.
+	Context map[string]any
+	// Metadata is DeerFlow's run metadata (agent_name, model_name,
+	// thinking_enabled, subagent_enabled, tool_groups, available_skills).
+	Metadata map[string]any
+
+	req Request
+}
+
+// Input returns the run input for this lead with the given new messages.
+func (l *Lead) Input(messages ...model.Message) Input {
+	return Input{ThreadID: l.req.ThreadID, UserID: l.req.UserID, AgentName: l.req.AgentName, RunID: l.req.RunID,
+		Messages: messages, Context: l.Context}
+}
+
+// ResolveModel picks the run's model: the requested name if configured,
+// else the default (first) model with a warning for an unknown request.
+func ResolveModel(cfg *config.Config, requested string, logger *slog.Logger) (*config.Model, error) {
+	def, ok := cfg.DefaultModel()
+	if !ok {
+		return nil, errors.New(NoModelsMessage)
+	}
+	if requested != "" {
+		if m, ok := cfg.Model(requested); ok {
+			return m, nil
+		}
+		if requested != def.Name && logger != nil {
+			logger.Warn(fmt.Sprintf("Model '%s' not found in config; fallback to default model '%s'.", requested, def.Name))
+		}
+	}
+	return def, nil
+}
+
+// Build builds the lead agent for one run.
+func (f *Factory) Build(ctx context.Context, req Request) (*Lead, error) {
+	cfg := f.opts.Config
+	if req.AgentName != "" && !agentNameRE.MatchString(req.AgentName) {
+		return nil, fmt.Errorf("Invalid agent name '%s'. Must match pattern: ^[A-Za-z0-9-]+$", req.AgentName)
+	}
+	var spec *AgentSpec
+	if req.AgentName != "" && !req.IsBootstrap {
+		if f.opts.Agents == nil {
+			return nil, fmt.Errorf("agent %q: %w (no custom agent store)", req.AgentName, ErrAgentNotFound)
+		}
+		s, err := f.opts.Agents.LoadAgent(ctx, req.UserID, req.AgentName)
+		if err != nil {
+			return nil, err
+		}
+		spec = s
+	}
+	var allowedSkills []string
+	switch {
+	case req.IsBootstrap:
+		allowedSkills = []string{"bootstrap"}
+	case spec != nil && spec.Skills != nil:
+		allowedSkills = slices.Clone(spec.Skills)
+	}
+
+	requested := req.ModelName
+	if requested == "" && spec != nil {
+		requested = spec.Model
+	}
+	mcfg, err := ResolveModel(cfg, requested, f.logger)
+	if err != nil {
+		return nil, err
+	}
+	thinking := true
+	switch {
+	case req.ThinkingEnabled != nil:
+		thinking = *req.ThinkingEnabled
+	case spec != nil && spec.ThinkingEnabled != nil:
+		thinking = *spec.ThinkingEnabled
+	}
+	if thinking && !mcfg.SupportsThinking {
+		thinking = false
+	}
+	chat, err := f.model(ctx, cfg, mcfg.Name)
+	if err != nil {
+		return nil, err
+	}
+
+	var groups []string
+	if spec != nil && !req.IsBootstrap {
+		groups = spec.ToolGroups
+	}
+	ts, err := f.opts.Assembler.Assemble(ctx, toolset.Options{Config: cfg, Groups: groups, IncludeMCP: !req.NoMCP,
+		ModelName: mcfg.Name, SubagentEnabled: req.SubagentEnabled})
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case req.IsBootstrap:
+		f.addExtra(ts, SetupAgentTool)
+	case req.AgentName != "" && !webhookChannels[req.ChannelName]:
+		f.addExtra(ts, UpdateAgentTool)
+	}
+	if req.NonInteractive {
+		ts.Remove(ClarificationToolName)
+	}
+
+	var def *deferred.Deferred
+	if cfg.ToolSearch.Enabled {
+		var mcp []*tool.Tool
+		for _, e := range ts.Entries {
+			if e.Source == toolset.SourceMCP {
+				mcp = append(mcp, e.Tool)
+			}
+		}
+		def, err = deferred.Setup(mcp, cfg.ToolSearch)
+		if err != nil {
+			return nil, err
+		}
+		if def != nil {
+			for i := range ts.Entries {
+				if ts.Entries[i].Source == toolset.SourceMCP {
+					ts.Entries[i].Deferred = true
+				}
+			}
+			if skipped := ts.Add(toolset.SourceBuiltin, "builtin", def.ToolSearch); len(skipped) > 0 {
+				f.logger.Warn("tool_search not added: a tool with that name is already bound")
+			}
+		}
+	}
+
+	skills := ""
+	if f.opts.Skills != nil {
+		skills, err = f.opts.Skills(ctx, req.UserID, allowedSkills)
+		if err != nil {
+			return nil, fmt.Errorf("agent: skills prompt: %w", err)
+		}
+	}
+	maxConc := cmp.Or(req.MaxConcurrentSubagents, 3)
+	maxTotal := cmp.Or(req.MaxTotalSubagents, cfg.Subagents.MaxTotalPerRun)
+	_, hasTask := ts.Lookup(toolset.Task)
+	_, hasClar := ts.Lookup(ClarificationToolName)
+	_, hasPresent := ts.Lookup(toolset.PresentFiles)
+	pd := PromptData{
+		AgentName: req.AgentName, Date: f.now().Format("2006-01-02, Monday"), Bootstrap: req.IsBootstrap,
+		PresentFiles: hasPresent, Clarification: hasClar,
+		Subagents: req.SubagentEnabled && hasTask, MaxConcurrentSubagents: maxConc, MaxTotalSubagents: maxTotal,
+		Skills: skills,
+	}
+	if spec != nil {
+		pd.Soul = strings.TrimSpace(spec.Soul)
+	}
+	if def != nil {
+		pd.Deferred = def.Prompt
+	}
+	prompt := RenderPrompt(pd)
+
+	toolMWs := append(slices.Clone(f.opts.ToolMiddlewares), ToolErrors())
+	modelMWs := []tool.ModelMiddleware{DanglingToolCalls()}
+	modelMWs = append(modelMWs, f.opts.ModelMiddlewares...)
+	if def != nil {
+		toolMWs = append(toolMWs, def.GuardTools)
+		modelMWs = append(modelMWs, def.FilterModel)
+	}
+	if req.SubagentEnabled && f.opts.SubagentLimit != nil {
+		modelMWs = append(modelMWs, f.opts.SubagentLimit(maxConc))
+	}
+	if cfg.LoopDetection.Enabled {
+		modelMWs = append(modelMWs, f.loops.Middleware())
+	}
+	toolMWs = append(toolMWs, Clarification()) // always last
+
+	opts := Options{Model: chat, Tools: ts.Tools(), ToolMiddlewares: toolMWs, ModelMiddlewares: modelMWs,
+		SystemPrompt: prompt, MaxTurns: f.opts.MaxTurns, ToolConcurrency: f.opts.ToolConcurrency,
+		Thinking: thinking, Store: f.opts.Store, Logger: f.logger}
+	if spec != nil {
+		opts.Temperature = spec.Temperature
+		if spec.MaxTokens != nil {
+			opts.MaxTokens = *spec.MaxTokens
+		}
+	}
+	a, err := New(opts)
+	if err != nil {
+		return nil, err
+	}
+
+	rc := maps.Clone(req.Context)
+	if rc == nil {
+		rc = map[string]any{}
+	}
+	rc["thread_id"], rc["user_id"], rc["run_id"] = req.ThreadID, req.UserID, req.RunID
+	rc["agent_name"], rc["model_name"] = req.AgentName, mcfg.Name
+	rc["is_bootstrap"], rc["subagent_enabled"], rc["non_interactive"] = req.IsBootstrap, req.SubagentEnabled, req.NonInteractive
+	rc["thinking_enabled"] = thinking
+	if req.ChannelName != "" {
+		rc["channel_name"] = req.ChannelName
+	}
+	var toolGroups, skillsMeta any
+	if spec != nil && spec.ToolGroups != nil {
+		toolGroups = slices.Clone(spec.ToolGroups)
+	}
+	if allowedSkills != nil {
+		s := slices.Clone(allowedSkills)
+		slices.Sort(s)
+		skillsMeta = s
+	}
+	meta := map[string]any{
+		"agent_name": cmp.Or(req.AgentName, "default"), "model_name": mcfg.Name, "thinking_enabled": thinking,
+		"is_plan_mode": false, "subagent_enabled": req.SubagentEnabled, "tool_groups": toolGroups,
+		"available_skills": skillsMeta,
+	}
+	f.logger.Info("lead agent built", "agent", cmp.Or(req.AgentName, "default"), "model", mcfg.Name,
+		"thinking", thinking, "tools", len(ts.Entries), "subagents", req.SubagentEnabled)
+	return &Lead{Agent: a, ModelName: mcfg.Name, Thinking: thinking, Tools: ts, Prompt: prompt, Spec: spec,
+		Context: rc, Metadata: meta, req: req}, nil
+}
+
+func (f *Factory) now() time.Time {
+	if f.opts.Now != nil {
+		return f.opts.Now()
+	}
+	return time.Now()
+}
+
+// addExtra binds one of the factory's extra built-ins, if it was given.
+func (f *Factory) addExtra(ts *toolset.Toolset, name string) {
+	t := f.opts.ExtraTools[name]
+	if t == nil {
+		f.logger.Debug("extra built-in not available", "tool", name)
+		return
+	}
+	if skipped := ts.Add(toolset.SourceBuiltin, "builtin", t); len(skipped) > 0 {
+		f.logger.Warn("duplicate tool name: keeping the assembled tool", "tool", name)
+	}
+}
+
+// model returns the chat model of a models[] entry, built once per
+// configuration.
+func (f *Factory) model(ctx context.Context, cfg *config.Config, name string) (model.ChatModel, error) {
+	key := modelKey{cfg, name}
+	f.mu.Lock()
+	m, ok := f.models[key]
+	f.mu.Unlock()
+	if ok {
+		return m, nil
+	}
+	idx := slices.IndexFunc(cfg.Models, func(m config.Model) bool { return m.Name == name })
+	if idx < 0 {
+		return nil, fmt.Errorf("agent: model %q is not configured", name)
+	}
+	env := f.opts.Assembler.Env
+	if env == nil {
+		env = &toolset.Env{Config: cfg, Logger: f.logger}
+	}
+	m, err := f.opts.Assembler.Registry.BuildModel(ctx, env, cfg.Models[idx], idx)
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	if prev, ok := f.models[key]; ok {
+		m = prev
+	} else {
+		f.models[key] = m
+	}
+	f.mu.Unlock()
+	return m, nil
+}
