@@ -23,7 +23,11 @@ type agentEnv struct {
 
 func newAgentEnv(t *testing.T) *agentEnv {
 	t.Helper()
-	home := t.TempDir()
+	return newAgentEnvAt(t, t.TempDir())
+}
+
+func newAgentEnvAt(t *testing.T, home string) *agentEnv {
+	t.Helper()
 	layout, err := vpath.New(vpath.Options{Home: home})
 	if err != nil {
 		t.Fatal(err)
