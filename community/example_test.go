@@ -36,6 +36,7 @@ func ExampleFetcher_Fetch() {
 
 	// The SSRF guard refuses loopback addresses by default.
 	guarded, _ := community.NewFetcher(nil)
+	defer guarded.Close()
 	_, err := guarded.Fetch(context.Background(), srv.URL)
 	fmt.Println(err)
 
