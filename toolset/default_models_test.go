@@ -2,6 +2,9 @@ package toolset
 
 import (
 	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -130,9 +133,14 @@ func TestBuildModelBadOption(t *testing.T) {
 	if err == nil {
 		t.Fatal("no error")
 	}
+	// The registry's config.Error keeps the factory's error as its cause.
+	text := err.Error()
+	if cause := errors.Unwrap(err); cause != nil {
+		text += ": " + cause.Error()
+	}
 	for _, s := range []string{"models[0]", "max_tokens", "config.yaml"} {
-		if !strings.Contains(err.Error(), s) {
-			t.Errorf("error %q does not mention %q", err, s)
+		if !strings.Contains(text, s) {
+			t.Errorf("error %q does not mention %q", text, s)
 		}
 	}
 }
@@ -162,5 +170,35 @@ func TestOllamaDefaultsToLocalhost(t *testing.T) {
 	}
 	if got := m.(*openai.Model).BaseURL(); got != "http://localhost:11434/v1" {
 		t.Errorf("base URL = %q", got)
+	}
+}
+
+// TestDeerFlowExampleModelsBuild builds every models[] entry of the
+// DeerFlow-style example config through DefaultRegistry.
+func TestDeerFlowExampleModelsBuild(t *testing.T) {
+	path := filepath.Join("..", "config", "testdata", "deerflow-config.example.yaml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse(path, data, func(k string) (string, bool) { return "test-" + k, true })
+	if err != nil {
+		t.Fatalf("parse %s: %v", path, err)
+	}
+	if len(cfg.Models) == 0 {
+		t.Fatal("no models in the example")
+	}
+	env := &Env{Config: cfg}
+	for i, e := range cfg.Models {
+		m, err := DefaultRegistry().BuildModel(t.Context(), env, e, i)
+		if err != nil {
+			t.Errorf("models[%d] %s (%s): %v", i, e.Name, e.Use, err)
+			continue
+		}
+		if om, ok := m.(*openai.Model); ok && e.Use == "langchain_ollama:ChatOllama" {
+			if got := om.BaseURL(); got != "http://localhost:11434/v1" {
+				t.Errorf("models[%d] ollama base URL = %q", i, got)
+			}
+		}
 	}
 }

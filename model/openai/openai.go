@@ -3,6 +3,7 @@ package openai
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/antlerhq/antler/model"
 )
@@ -228,7 +230,16 @@ func (m *Model) wrap(ctx context.Context, err error) error {
 	pe := &model.ProviderError{Model: m.opts.Name, Provider: m.opts.Provider, Err: err}
 	var apiErr *oai.Error
 	var netErr net.Error
+	var streamErr *ssestream.StreamError
 	switch {
+	case errors.As(err, &streamErr):
+		var body struct {
+			Error struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(streamErr.Event.Data, &body)
+		pe.Message = "error while streaming: " + cmp.Or(body.Error.Message, string(streamErr.Event.Data))
 	case errors.As(err, &apiErr):
 		pe.StatusCode = apiErr.StatusCode
 		pe.Message = cmp.Or(apiErr.Message, strings.TrimSpace(apiErr.RawJSON()))

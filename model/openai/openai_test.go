@@ -194,7 +194,7 @@ func TestGenerateErrors(t *testing.T) {
 		{
 			name:       "error mid-stream",
 			turn:       modeltest.Turn{Text: "partial answer", Error: "upstream overloaded"},
-			wantText:   []string{`model "test-model"`, "upstream overloaded"},
+			wantText:   []string{`model "test-model" (openai): error while streaming: upstream overloaded`},
 			wantDeltas: true,
 		},
 		{
