@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/tool"
 	"github.com/antlerhq/antler/vpath"
@@ -50,6 +52,14 @@ func TestMain(m *testing.M) {
 	bins.goExample = filepath.Join(dir, "agent"+exe)
 	code := m.Run()
 	_ = os.RemoveAll(dir)
+	if code == 0 {
+		// Every call must leave no goroutine behind (the SDK's connection
+		// goroutines end with the agent's stdout).
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
 	os.Exit(code)
 }
 

@@ -474,3 +474,35 @@ func TestCancelledCallKillsAgent(t *testing.T) {
 	}
 	assertGone(t, h.started()...)
 }
+
+// initialize carries Antler's client info and the fs capabilities;
+// session/new carries the configured model in _meta, as DeerFlow's Python
+// client sends extra session arguments.
+func TestInitializeAndSessionWire(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOptions{})
+	a := echoAgent(t)
+	a.Model = new("gpt-5-codex")
+	h.run(t, a, "x")
+	dir := h.workspace(t, "u1", "t1")
+	var init struct {
+		ProtocolVersion    int `json:"protocolVersion"`
+		ClientCapabilities struct {
+			Fs       map[string]bool `json:"fs"`
+			Terminal bool            `json:"terminal"`
+		} `json:"clientCapabilities"`
+		ClientInfo struct{ Name, Title string } `json:"clientInfo"`
+	}
+	must(t, json.Unmarshal(wireParams(t, dir, "initialize"), &init))
+	if init.ProtocolVersion != 1 || !init.ClientCapabilities.Fs["readTextFile"] || !init.ClientCapabilities.Fs["writeTextFile"] ||
+		init.ClientCapabilities.Terminal || init.ClientInfo.Name != "antler" {
+		t.Errorf("initialize params = %+v", init)
+	}
+	var sess struct {
+		Meta map[string]string `json:"_meta"`
+	}
+	must(t, json.Unmarshal(wireParams(t, dir, "session/new"), &sess))
+	if sess.Meta["model"] != "gpt-5-codex" {
+		t.Errorf("session/new _meta = %v", sess.Meta)
+	}
+}
