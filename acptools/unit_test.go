@@ -3,9 +3,9 @@ package acptools
 import (
 	"bytes"
 	"encoding/json"
-	"log/slog"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
