@@ -49,24 +49,19 @@ func NewCatalog(tools []*tool.Tool) *Catalog {
 }
 
 // catalogHash is the first 16 hex digits of the SHA-256 of the tools'
-// names, descriptions and compacted schemas, sorted by name: it changes
+// names, descriptions and schemas (as the MCP server sent them), sorted by
+// name: it changes
 // whenever membership or any schema changes, and does not depend on the
 // order the MCP servers listed their tools in.
 func catalogHash(tools []*tool.Tool) string {
 	sorted := slices.Clone(tools)
 	slices.SortFunc(sorted, func(a, b *tool.Tool) int { return cmp.Compare(a.Name, b.Name) })
 	h := sha256.New()
-	var buf bytes.Buffer
 	for _, t := range sorted {
-		buf.Reset()
-		if err := json.Compact(&buf, parametersOf(t)); err != nil {
-			buf.Reset()
-			buf.Write(t.InputSchema)
-		}
 		// Length-prefixed fields, so that no two lists hash alike.
 		writeField(h, t.Name)
 		writeField(h, t.Description)
-		writeField(h, buf.String())
+		writeField(h, string(parametersOf(t)))
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
@@ -198,15 +193,12 @@ func (c *Catalog) required(s string, limit int) []*tool.Tool {
 	}
 	if rest != "" && len(cands) > 1 {
 		cr := compileCatalogRegex(rest)
-		relevance := make(map[int32]float64)
-		for _, s := range c.ix.rank(rest, 0) {
-			relevance[s.doc] = s.score
-		}
+		rk := c.ix.newRanking(rest)
 		for i, cand := range cands {
 			n := cr.count(c.ix.texts[cand.doc], c.ix.lowerTexts[cand.doc])
 			// Regex matches rank first (DeerFlow's order); relevance, below
 			// 1 after squashing, breaks ties and ranks the rest.
-			r := relevance[cand.doc]
+			r := rk.score(cand.doc)
 			cands[i].score = float64(n) + r/(1+r)
 		}
 		slices.SortStableFunc(cands, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
@@ -228,14 +220,14 @@ func (c *Catalog) Rank(query string, limit int) []*tool.Tool {
 }
 
 func (c *Catalog) rankDocs(q string, limit int) []scored {
+	rk := c.ix.newRanking(q)
 	hits := c.ix.regexHits(compileCatalogRegex(q))
 	if len(hits) == 0 {
-		return c.ix.rank(q, limit)
+		return rk.top(limit)
 	}
-	ranked := c.ix.rank(q, 0)
-	relevance := make(map[int32]float64, len(ranked))
-	for _, s := range ranked {
-		relevance[s.doc] = s.score
+	relevance := make(map[int32]float64, len(hits))
+	for _, h := range hits {
+		relevance[h.doc] = rk.score(h.doc)
 	}
 	slices.SortStableFunc(hits, func(a, b scored) int {
 		if a.score != b.score {
@@ -243,12 +235,16 @@ func (c *Catalog) rankDocs(q string, limit int) []scored {
 		}
 		return cmp.Compare(relevance[b.doc], relevance[a.doc])
 	})
-	seen := make(map[int32]bool, len(hits))
-	for _, h := range hits {
-		seen[h.doc] = true
+	if limit > 0 && len(hits) >= limit {
+		return hits[:limit]
 	}
-	for _, s := range ranked {
-		if !seen[s.doc] {
+	// Fill up with the best of the rest.
+	more := rk.top(max(limit, 0) + len(hits))
+	if limit <= 0 {
+		more = rk.top(0)
+	}
+	for _, s := range more {
+		if _, dup := relevance[s.doc]; !dup {
 			hits = append(hits, s)
 		}
 	}

@@ -327,72 +327,120 @@ type scored struct {
 	score float64
 }
 
-// rank scores every document that shares a term with the query and
-// returns the documents with a positive score, best first, ties in
-// catalogue order. It returns at most limit documents (limit ≤ 0: all).
-func (ix *index) rank(query string, limit int) []scored {
-	qt := ix.queryTerms(query)
-	if len(qt) == 0 {
-		return nil
+// maxBoost bounds the factor the boosts can multiply a base score by,
+// which lets rank skip boosting documents that cannot reach the top.
+const maxBoost = (1 + nameCoverageBoost) * (1 + exactNameBoost) * (1 + serverBoost)
+
+// ranking is one query's scoring state.
+type ranking struct {
+	ix         *index
+	query      string
+	lowerQuery string
+	terms      []qterm
+	exact      []bool    // by term id: a term of the query itself (weight 1)
+	base       []float64 // BM25F score by document
+	touched    []int32   // documents with a positive base score
+	serverHit  []int8    // by server id: 0 unknown, 1 no, 2 the query names the server
+}
+
+// newRanking computes the BM25F base scores of query.
+func (ix *index) newRanking(query string) *ranking {
+	r := &ranking{ix: ix, query: query, terms: ix.queryTerms(query)}
+	if len(r.terms) == 0 {
+		return r
 	}
-	scores := make([]float64, ix.n)
-	var touched []int32
-	for _, q := range qt {
+	r.exact = make([]bool, len(ix.terms))
+	for _, q := range r.terms {
+		if q.weight == 1 {
+			r.exact[q.id] = true
+		}
+	}
+	r.base = make([]float64, ix.n)
+	for _, q := range r.terms {
 		idf := q.weight * float64(ix.idf[q.id])
 		for _, p := range ix.postings[q.id] {
-			if scores[p.doc] == 0 {
-				touched = append(touched, p.doc)
+			if r.base[p.doc] == 0 {
+				r.touched = append(r.touched, p.doc)
 			}
 			tf := float64(p.tf)
-			scores[p.doc] += idf * tf * (bm25K1 + 1) / (tf + bm25K1)
+			r.base[p.doc] += idf * tf * (bm25K1 + 1) / (tf + bm25K1)
 		}
 	}
+	return r
+}
 
-	inQuery := func(term int32) bool {
-		for _, q := range qt {
-			if q.id == term && q.weight == 1 {
-				return true
-			}
-		}
-		return false
+// score returns document d's final score: its base score times the name
+// coverage, exact-name and server boosts.
+func (r *ranking) score(d int32) float64 {
+	if r.base == nil {
+		return 0
 	}
-	var lowerQuery string
-	serverHit := make(map[int32]bool)
-	for _, d := range touched {
-		s := scores[d]
-		if names := ix.nameTerms[d]; len(names) > 0 {
-			hit := 0
-			for _, term := range names {
-				if inQuery(term) {
-					hit++
-				}
-			}
-			s *= 1 + nameCoverageBoost*float64(hit)/float64(len(names))
-			if hit == len(names) && len(ix.lowerNames[d]) >= 4 {
-				if lowerQuery == "" {
-					lowerQuery = lowerASCII(query)
-				}
-				if containsWord(lowerQuery, ix.lowerNames[d]) {
-					s *= 1 + exactNameBoost
-				}
+	ix := r.ix
+	s := r.base[d]
+	if s == 0 {
+		return 0
+	}
+	if names := ix.nameTerms[d]; len(names) > 0 {
+		hit := 0
+		for _, term := range names {
+			if r.exact[term] {
+				hit++
 			}
 		}
-		if sid := ix.server[d]; sid >= 0 {
-			hit, seen := serverHit[sid]
-			if !seen {
-				hit = len(ix.serverTerms[sid]) > 0
-				for _, term := range ix.serverTerms[sid] {
-					hit = hit && inQuery(term)
-				}
-				serverHit[sid] = hit
+		s *= 1 + nameCoverageBoost*float64(hit)/float64(len(names))
+		if hit == len(names) && len(ix.lowerNames[d]) >= 4 {
+			if r.lowerQuery == "" {
+				r.lowerQuery = lowerASCII(r.query)
 			}
+			if containsWord(r.lowerQuery, ix.lowerNames[d]) {
+				s *= 1 + exactNameBoost
+			}
+		}
+	}
+	if sid := ix.server[d]; sid >= 0 {
+		if r.serverHit == nil {
+			r.serverHit = make([]int8, len(ix.serverTerms))
+		}
+		if r.serverHit[sid] == 0 {
+			hit := len(ix.serverTerms[sid]) > 0
+			for _, term := range ix.serverTerms[sid] {
+				hit = hit && r.exact[term]
+			}
+			r.serverHit[sid] = 1
 			if hit {
-				s *= 1 + serverBoost
+				r.serverHit[sid] = 2
 			}
 		}
-		scores[d] = s
+		if r.serverHit[sid] == 2 {
+			s *= 1 + serverBoost
+		}
 	}
-	return topK(touched, func(d int32) float64 { return scores[d] }, limit)
+	return s
+}
+
+// top returns the documents with a positive score, best first, ties in
+// catalogue order, at most limit of them (limit ≤ 0: all). Only documents
+// whose base score, boosted as much as possible, could reach the limit-th
+// best base score are boosted and compared.
+func (r *ranking) top(limit int) []scored {
+	cands := r.touched
+	if limit > 0 && len(cands) > limit {
+		kth := topK(cands, func(d int32) float64 { return r.base[d] }, limit)
+		floor := kth[len(kth)-1].score / maxBoost
+		cands = make([]int32, 0, 4*limit)
+		for _, d := range r.touched {
+			if r.base[d] >= floor {
+				cands = append(cands, d)
+			}
+		}
+	}
+	return topK(cands, r.score, limit)
+}
+
+// rank scores every document that shares a term with the query and
+// returns the best, at most limit of them (limit ≤ 0: all).
+func (ix *index) rank(query string, limit int) []scored {
+	return ix.newRanking(query).top(limit)
 }
 
 // containsWord reports whether name occurs in s not glued to other

@@ -2,6 +2,7 @@
 // evaluation data (normalised JSONL catalogue and query files):
 //
 //	go run ./bench/toolsearch -catalog FILE.jsonl -queries FILE.jsonl [-k 5] [-method antler|deerflow|bm25] [-json]
+//	go run ./bench/toolsearch -catalog FILE.jsonl -context
 //
 // It prints {"method","k","queries","recall_at_k","hit_at_k","mrr",
 // "p50_us","p99_us"}. Each query's whole text is the search query. For
@@ -15,6 +16,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/deferred"
 	"github.com/antlerhq/antler/internal/searcheval"
 	"github.com/antlerhq/antler/tool"
@@ -26,8 +28,15 @@ func main() {
 	k := flag.Int("k", 5, "score the top `k` results")
 	method := flag.String("method", "antler", "search `method`: antler, deerflow or bm25")
 	asJSON := flag.Bool("json", false, "print JSON only")
+	context := flag.Bool("context", false, "instead of scoring, print the bytes of tool definitions in the first model request with deferral off and on")
 	flag.Parse()
-	if err := run(*catalog, *queries, *k, *method, *asJSON); err != nil {
+	var err error
+	if *context {
+		err = contextSaved(*catalog)
+	} else {
+		err = run(*catalog, *queries, *k, *method, *asJSON)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "toolsearch:", err)
 		os.Exit(1)
 	}
@@ -65,6 +74,50 @@ func run(catalogFile, queryFile string, k int, method string, asJSON bool) error
 	fmt.Printf("%-8s k=%d queries=%d recall@k=%.3f hit@k=%.3f mrr=%.3f p50=%.0fµs p99=%.0fµs\n",
 		res.Method, res.K, res.Queries, res.RecallAtK, res.HitAtK, res.MRR, res.P50us, res.P99us)
 	return nil
+}
+
+// contextSaved prints the size of the tool definitions a first model
+// request carries for the catalogue's tools: all of them (deferral off)
+// against tool_search alone plus the <available-deferred-tools> prompt
+// section (deferral on). Definitions are measured as an OpenAI "tools"
+// array, compact JSON.
+func contextSaved(catalogFile string) error {
+	entries, err := searcheval.ReadJSONL[searcheval.Entry](catalogFile)
+	if err != nil {
+		return err
+	}
+	tools, _ := searcheval.Tools(entries)
+	d, err := deferred.Setup(tools, config.ToolSearch{Enabled: true, MaxResults: 5})
+	if err != nil {
+		return err
+	}
+	off := toolsBytes(tools)
+	onTools := toolsBytes([]*tool.Tool{d.ToolSearch})
+	on := onTools + len(d.Prompt)
+	fmt.Printf("tools=%d off=%d bytes on=%d bytes (tool_search %d + prompt section %d) saved=%.1f%%\n",
+		len(tools), off, on, onTools, len(d.Prompt), 100*(1-float64(on)/float64(off)))
+	return nil
+}
+
+func toolsBytes(tools []*tool.Tool) int {
+	type fn struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	}
+	type def struct {
+		Type     string `json:"type"`
+		Function fn     `json:"function"`
+	}
+	defs := make([]def, len(tools))
+	for i, t := range tools {
+		defs[i] = def{Type: "function", Function: fn{t.Name, t.Description, t.InputSchema}}
+	}
+	data, err := json.Marshal(defs)
+	if err != nil {
+		panic(err)
+	}
+	return len(data)
 }
 
 func names(tools []*tool.Tool) []string {
