@@ -92,6 +92,8 @@ type Manager struct {
 	life          context.Context // cancelled by Close
 	stop          context.CancelFunc
 
+	bgMu     sync.Mutex     // guards bgClosed and Add on wg
+	bgClosed bool           // Close is waiting for wg; later goroutines run untracked
 	wg       sync.WaitGroup // background goroutines (session watchers, closes)
 	progress progressRegistry
 
@@ -130,7 +132,7 @@ func New(opts *Options) *Manager {
 		m.now = time.Now
 	}
 	m.life, m.stop = context.WithCancel(context.Background())
-	m.pool = newPool(o.MaxSessions, func(s *session) { m.wg.Go(s.close) })
+	m.pool = newPool(o.MaxSessions, func(s *session) { m.goBG(s.close) })
 	return m
 }
 
@@ -299,11 +301,26 @@ func (m *Manager) Close() error {
 	m.closed = true
 	m.mu.Unlock()
 	m.pool.closeAll()
+	m.bgMu.Lock()
+	m.bgClosed = true
+	m.bgMu.Unlock()
 	m.wg.Wait()
 	if t, ok := m.httpTransport.(interface{ CloseIdleConnections() }); ok && m.opts.HTTPTransport == nil {
 		t.CloseIdleConnections()
 	}
 	return nil
+}
+
+// goBG runs f in the background; Close waits for it unless Close is
+// already waiting.
+func (m *Manager) goBG(f func()) {
+	m.bgMu.Lock()
+	defer m.bgMu.Unlock()
+	if m.bgClosed {
+		go f()
+		return
+	}
+	m.wg.Go(f)
 }
 
 // lookup returns the current runtime of the server named name.

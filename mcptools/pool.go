@@ -36,6 +36,7 @@ type poolEntry struct {
 	// guarded by pool.mu:
 	refs    int  // callers using sess
 	removed bool // no longer in the pool; close sess when refs reaches 0
+	closed  bool // sess was handed to close
 }
 
 // pool holds the open sessions. Concurrent callers of one key share one
@@ -147,10 +148,9 @@ func (p *pool) removeLocked(e *poolEntry) {
 }
 
 func (p *pool) maybeCloseLocked(e *poolEntry) {
-	if e.removed && e.refs == 0 && e.sess != nil {
-		s := e.sess
-		e.sess = nil
-		p.close(s)
+	if e.removed && e.refs == 0 && e.sess != nil && !e.closed {
+		e.closed = true
+		p.close(e.sess)
 	}
 }
 
@@ -184,13 +184,18 @@ func (p *pool) removeServer(rt *server) {
 	}
 }
 
-// closeAll removes every session and refuses new ones.
+// closeAll closes every session, also those in use (their calls fail),
+// and refuses new ones.
 func (p *pool) closeAll() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
 	for _, e := range p.entries {
 		p.removeLocked(e)
+		if e.sess != nil && !e.closed {
+			e.closed = true
+			p.close(e.sess)
+		}
 	}
 }
 

@@ -73,7 +73,11 @@ func (m *Manager) connect(ctx context.Context, rt *server) (*session, error) {
 			return nil, connectError(r.err, stderr)
 		}
 		s := &session{cs: r.cs, cancel: cancel, kill: kill, stderr: stderr, dead: make(chan struct{})}
-		m.wg.Go(func() {
+		if m.life.Err() != nil { // the Manager closed meanwhile
+			s.close()
+			return nil, errClosed
+		}
+		m.goBG(func() {
 			_ = r.cs.Wait()
 			close(s.dead)
 			rt.sessionEnded(s)
@@ -85,7 +89,7 @@ func (m *Manager) connect(ctx context.Context, rt *server) (*session, error) {
 	if kill != nil {
 		kill()
 	}
-	m.wg.Go(func() {
+	m.goBG(func() {
 		if r := <-ch; r.cs != nil {
 			_ = r.cs.Close()
 		}
