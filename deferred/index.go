@@ -208,12 +208,28 @@ func forEachParam(schema []byte, fn func(name, desc string)) {
 			if !value.IsObject() {
 				return true
 			}
-			fn(key.String(), value.Get("description").String())
+			// One pass over the property's keys.
+			var desc string
+			var sub, items gjson.Result
+			value.ForEach(func(k, v gjson.Result) bool {
+				switch k.Str {
+				case "description":
+					desc = v.Str
+				case "properties":
+					sub = v
+				case "items":
+					items = v
+				}
+				return true
+			})
+			fn(key.Str, desc)
 			if depth == 0 {
-				if sub := value.Get("properties"); sub.IsObject() {
+				if sub.IsObject() {
 					walk(sub, 1)
-				} else if sub := value.Get("items.properties"); sub.IsObject() {
-					walk(sub, 1)
+				} else if items.IsObject() {
+					if p := items.Get("properties"); p.IsObject() {
+						walk(p, 1)
+					}
 				}
 			}
 			return true
