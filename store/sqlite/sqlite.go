@@ -54,6 +54,9 @@ type Store struct {
 	writer *sql.DB // one connection: SQLite has one writer at a time
 	reader *sql.DB
 	logger *slog.Logger
+	// Prepared statements of the per-step path (parsing SQL dominated a
+	// checkpoint's cost otherwise).
+	touchThread, insertCheckpoint, latestCheckpoint *sql.Stmt
 }
 
 var _ store.Store = (*Store)(nil)
@@ -115,15 +118,47 @@ func Open(path string, opts *Options) (*Store, error) {
 	reader.SetMaxOpenConns(o.Readers)
 	reader.SetMaxIdleConns(o.Readers)
 	s.reader = reader
+	if err := s.prepare(context.Background()); err != nil {
+		s.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
 // Path returns the database file path.
 func (s *Store) Path() string { return s.path }
 
+func (s *Store) prepare(ctx context.Context) error {
+	var err error
+	prep := func(db *sql.DB, q string) *sql.Stmt {
+		if err != nil {
+			return nil
+		}
+		var st *sql.Stmt
+		st, err = db.PrepareContext(ctx, q)
+		return st
+	}
+	s.touchThread = prep(s.writer, `UPDATE threads SET updated_at = ?, title = CASE WHEN ? = '' THEN title ELSE ? END WHERE id = ?`)
+	s.insertCheckpoint = prep(s.writer, `INSERT INTO checkpoints (thread_id, id, parent_id, run_id, step, state, metadata, created_at) VALUES (?,?,?,?,?,?,?,?)`)
+	s.latestCheckpoint = prep(s.reader, `SELECT `+checkpointCols+` FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT 1`)
+	if err != nil {
+		return fmt.Errorf("sqlite: prepare: %w", err)
+	}
+	return nil
+}
+
 // Close closes both connection pools.
 func (s *Store) Close() error {
-	return errors.Join(s.reader.Close(), s.writer.Close())
+	var errs []error
+	for _, st := range []*sql.Stmt{s.touchThread, s.insertCheckpoint, s.latestCheckpoint} {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	if s.reader != nil {
+		errs = append(errs, s.reader.Close())
+	}
+	return errors.Join(append(errs, s.writer.Close())...)
 }
 
 const schemaVersion = 1
@@ -401,16 +436,14 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp *store.Checkpoint) error {
 		return fmt.Errorf("sqlite: put checkpoint: %w", err)
 	}
 	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, `UPDATE threads SET updated_at = ?, title = CASE WHEN ? = '' THEN title ELSE ? END WHERE id = ?`,
-		toNanos(cp.CreatedAt), state.Title, state.Title, cp.ThreadID)
+	res, err := tx.StmtContext(ctx, s.touchThread).ExecContext(ctx, toNanos(cp.CreatedAt), state.Title, state.Title, cp.ThreadID)
 	if err != nil {
 		return fmt.Errorf("sqlite: put checkpoint: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return fmt.Errorf("thread %q: %w", cp.ThreadID, store.ErrNotFound)
 	}
-	_, err = tx.ExecContext(ctx,
-		`INSERT INTO checkpoints (thread_id, id, parent_id, run_id, step, state, metadata, created_at) VALUES (?,?,?,?,?,?,?,?)`,
+	_, err = tx.StmtContext(ctx, s.insertCheckpoint).ExecContext(ctx,
 		cp.ThreadID, cp.ID, cp.ParentID, cp.RunID, cp.Step, blob, meta, toNanos(cp.CreatedAt))
 	if err != nil {
 		if isUniqueViolation(err) {
@@ -448,8 +481,7 @@ func scanCheckpoint(r scanner) (*store.Checkpoint, error) {
 
 // LatestCheckpoint implements store.Store.
 func (s *Store) LatestCheckpoint(ctx context.Context, threadID string) (*store.Checkpoint, error) {
-	cp, err := scanCheckpoint(s.reader.QueryRowContext(ctx,
-		`SELECT `+checkpointCols+` FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT 1`, threadID))
+	cp, err := scanCheckpoint(s.latestCheckpoint.QueryRowContext(ctx, threadID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("checkpoint of thread %q: %w", threadID, store.ErrNotFound)
 	}
