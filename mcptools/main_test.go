@@ -33,9 +33,11 @@ func TestMain(m *testing.M) {
 // runFake is a small stdio MCP server with deliberate faults:
 //   - hang: reads nothing, answers nothing, ignores stdin EOF;
 //   - exit: writes to stderr and exits at once with status 3;
-//   - serve: a healthy server (tools echo, pid, crash, sleep); "crash"
+//   - serve: a healthy server (tools echo, pid, crash, env, sleep); "crash"
 //     exits the process in the middle of the call. FAKE_INIT_DELAY
-//     (a duration) delays the start, for discovery benchmarks.
+//     (a duration) delays the start, for discovery benchmarks;
+//     FAKE_HANG_IF_EXISTS (a path) hangs when that file exists;
+//     FAKE_CRASH_ON_LIST exits on tools/list.
 func runFake(mode string) {
 	switch mode {
 	case "hang":
@@ -47,7 +49,23 @@ func runFake(mode string) {
 		if d, err := time.ParseDuration(os.Getenv("FAKE_INIT_DELAY")); err == nil {
 			time.Sleep(d)
 		}
+		if p := os.Getenv("FAKE_HANG_IF_EXISTS"); p != "" {
+			if _, err := os.Stat(p); err == nil {
+				time.Sleep(time.Hour)
+			}
+		}
 		s := newTestServer()
+		if os.Getenv("FAKE_CRASH_ON_LIST") != "" {
+			s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+				return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+					if method == "tools/list" {
+						fmt.Fprintln(os.Stderr, "fake: crashing while listing")
+						os.Exit(4)
+					}
+					return next(ctx, method, req)
+				}
+			})
+		}
 		mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "Returns the server's process id."},
 			func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 				return text(strconv.Itoa(os.Getpid())), nil, nil

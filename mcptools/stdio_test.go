@@ -2,6 +2,8 @@ package mcptools_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -9,8 +11,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/mcptools"
 	"github.com/antlerhq/antler/tool"
+	"github.com/antlerhq/antler/toolset"
 )
 
 // Reference §15 case 50: discovery timeout skips only the hung server; a
@@ -20,6 +24,7 @@ func TestCase50_DiscoveryTimeoutSkipsOnlyHungServer(t *testing.T) {
 	ext := parseExt(t, `{
 		"hung": `+fakeServerJSON(t, "hang", `"session_init_timeout": 1`)+`,
 		"gone": `+fakeServerJSON(t, "exit", "")+`,
+		"lister": `+fakeServerJSON(t, "serve", `"env": {"`+fakeEnv+`": "serve", "FAKE_CRASH_ON_LIST": "1"}`)+`,
 		"good": `+fakeServerJSON(t, "serve", "")+`}`)
 	var mu sync.Mutex
 	seen := map[string][]mcptools.ServerState{}
@@ -28,14 +33,26 @@ func TestCase50_DiscoveryTimeoutSkipsOnlyHungServer(t *testing.T) {
 		defer mu.Unlock()
 		seen[st.Name] = append(seen[st.Name], st.State)
 	}})
+	// Assembly through toolset.Assembler, as the agent factory does.
+	asm := &toolset.Assembler{Registry: toolset.NewRegistry(), Env: &toolset.Env{Config: config.Default()}, MCP: m}
 	start := time.Now()
-	tools, err := m.Tools(t.Context())
+	set, err := asm.Assemble(t.Context(), toolset.Options{IncludeMCP: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	elapsed := time.Since(start)
-	if diff := cmp.Diff([]string{"good_crash", "good_echo", "good_env", "good_pid", "good_sleep"}, names(tools)); diff != "" {
+	var mcpNames []string
+	for _, e := range set.Entries {
+		if e.Source == toolset.SourceMCP {
+			mcpNames = append(mcpNames, e.Tool.Name)
+		}
+	}
+	if diff := cmp.Diff([]string{"good_crash", "good_echo", "good_env", "good_pid", "good_sleep"}, mcpNames); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+	tools, err := m.Tools(t.Context())
+	if err != nil {
+		t.Fatal(err)
 	}
 	if elapsed > 10*time.Second {
 		t.Errorf("discovery took %s; the hung server must cost at most its 1 s timeout", elapsed)
@@ -43,6 +60,9 @@ func TestCase50_DiscoveryTimeoutSkipsOnlyHungServer(t *testing.T) {
 	st := statusByName(m)
 	if s := st["hung"]; s.State != mcptools.StateFailed || s.Err == nil || s.Err.Error() != "tool discovery timed out (1s)" {
 		t.Errorf("hung: %+v", s)
+	}
+	if s := st["lister"]; s.State != mcptools.StateFailed || s.Err == nil || !strings.Contains(s.Err.Error(), "crashing while listing") {
+		t.Errorf("lister: %+v", s)
 	}
 	if s := st["gone"]; s.State != mcptools.StateFailed || s.Err == nil || !strings.Contains(s.Err.Error(), "fake: refusing to start") {
 		t.Errorf("gone: %+v (the error should carry the server's stderr)", s)
@@ -68,18 +88,30 @@ func statusByName(m *mcptools.Manager) map[string]mcptools.ServerStatus {
 	return out
 }
 
-func TestSessionInitTimeoutAtCallTime(t *testing.T) {
-	// Discovery succeeds through the control session; a new thread's
-	// session of a server that now hangs must fail within the bound. The
-	// hang is simulated by a server whose per-thread start is the hang
-	// fake: a tool bound before a config change reaches the new runtime.
-	ext := parseExt(t, `{"s": `+fakeServerJSON(t, "hang", `"session_init_timeout": 0.5`)+`}`)
+// Reference §15 case 50: session initialisation at call time is bounded
+// by session_init_timeout too; the call gets an error result.
+func TestCase50_SessionInitTimeoutAtCallTime(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "hang-now")
+	ext := parseExt(t, `{"s": `+fakeServerJSON(t, "serve",
+		`"env": {"`+fakeEnv+`": "serve", "FAKE_HANG_IF_EXISTS": "`+marker+`"}, "session_init_timeout": 0.5`)+`}`)
 	m := newManager(t, mcptools.Options{Extensions: mcptools.Static(ext)})
-	if tools, _ := m.Tools(t.Context()); len(tools) != 0 {
-		t.Fatalf("hung server listed tools: %v", names(tools))
+	echo := toolsByName(t, m)["s_echo"]
+	if err := os.WriteFile(marker, nil, 0o600); err != nil {
+		t.Fatal(err)
 	}
-	// Call through a tool value of the same server name built elsewhere:
-	// use the doctor check, which opens a fresh session with the bound.
+	// The control session is alive; a new thread needs a new process,
+	// which now hangs.
+	start := time.Now()
+	msg, isErr := callText(t, echo, &tool.Call{UserID: "u", ThreadID: "new"}, `{"message":"x"}`)
+	if !isErr || msg != "Error: MCP server 's' did not start within 0.5s" {
+		t.Errorf("got %q", msg)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %s", d)
+	}
+	if msg, isErr := callText(t, echo, &tool.Call{}, `{"message":"x"}`); isErr || msg != "Echo: x" {
+		t.Errorf("control session: %q", msg)
+	}
 	res, err := m.Check(t.Context())
 	if err != nil || len(res) != 1 || res[0].Err == nil || res[0].Err.Error() != "tool discovery timed out (0.5s)" {
 		t.Errorf("check = %+v, %v", res, err)
