@@ -59,7 +59,7 @@ type Options struct {
 	// SIGKILL); 0 means 2 s.
 	TerminateGrace time.Duration
 	// InheritEnv lists the variables of Antler's environment a stdio
-	// server inherits; nil means DefaultInheritedEnv, empty means none.
+	// server inherits; nil means DefaultInheritedEnv(), empty means none.
 	InheritEnv []string
 	// HTTPTransport carries sse and http sessions and OAuth token
 	// requests; nil means a clone of http.DefaultTransport.

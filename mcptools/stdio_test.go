@@ -17,6 +17,9 @@ import (
 	"github.com/antlerhq/antler/toolset"
 )
 
+// The Manager is the MCP source of toolset.Assemble.
+var _ toolset.MCPSource = (*mcptools.Manager)(nil)
+
 // Reference §15 case 50: discovery timeout skips only the hung server; a
 // server that exits at once and one that crashes mid-call cost only their
 // own tools; session initialisation at call time is bounded too.

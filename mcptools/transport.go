@@ -15,12 +15,14 @@ import (
 	"github.com/antlerhq/antler/config"
 )
 
-// DefaultInheritedEnv is the part of Antler's environment a stdio server
-// inherits when Options.InheritEnv is nil; the server's own env entries
-// are added on top. It is the MCP Python SDK's default list, which is what
-// DeerFlow's servers see, so secrets in Antler's environment do not leak
-// into every server.
-var DefaultInheritedEnv = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}
+// DefaultInheritedEnv returns the variables of Antler's environment a
+// stdio server inherits when Options.InheritEnv is nil; the server's own
+// env entries are added on top. It is the MCP Python SDK's default list,
+// which is what DeerFlow's servers see, so secrets in Antler's environment
+// do not leak into every server.
+func DefaultInheritedEnv() []string {
+	return []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}
+}
 
 // headerTransport adds a server's configured headers and its OAuth
 // Authorization header to every HTTP request of its session.
@@ -101,7 +103,7 @@ func (m *Manager) newStdioCommand(s config.MCPServer, baseDir string, stderr *ta
 	cmd := exec.Command(s.Command, s.Args...)
 	inherit := m.opts.InheritEnv
 	if inherit == nil {
-		inherit = DefaultInheritedEnv
+		inherit = DefaultInheritedEnv()
 	}
 	env := make([]string, 0, len(inherit)+len(s.Env))
 	for _, k := range inherit {
