@@ -98,7 +98,7 @@ func (r *Registry) BuildTool(ctx context.Context, env *Env, entry config.ToolEnt
 	t, err := f(ctx, env, entry)
 	if err != nil {
 		return nil, &config.Error{File: envFile(env), Line: entry.Line, Key: fmt.Sprintf("tools[%d]", entry.Index),
-			Msg: fmt.Sprintf("cannot build tool %q (%s)", entry.Name, entry.Use), Err: err}
+			Msg: fmt.Sprintf("cannot build tool %q (%s): %v", entry.Name, entry.Use, err), Err: err}
 	}
 	if t == nil {
 		return nil, &config.Error{File: envFile(env), Line: entry.Line, Key: key,
@@ -117,7 +117,7 @@ func (r *Registry) BuildModel(ctx context.Context, env *Env, entry config.Model,
 	m, err := f(ctx, env, entry)
 	if err != nil {
 		return nil, &config.Error{File: envFile(env), Line: entry.Line, Key: fmt.Sprintf("models[%d]", index),
-			Msg: fmt.Sprintf("cannot build model %q (%s)", entry.Name, entry.Use), Err: err}
+			Msg: fmt.Sprintf("cannot build model %q (%s): %v", entry.Name, entry.Use, err), Err: err}
 	}
 	return m, nil
 }

@@ -24,9 +24,10 @@ type app struct {
 	paths  config.Paths
 	cfg    *config.Config
 	env    *toolset.Env
-	// assembler is built by wire.
+	// assembler and services are built by wire.
 	assembler *toolset.Assembler
-	closers   []func() error
+	services
+	closers []func() error
 }
 
 // newApp loads the configuration named by the global flags and wires the

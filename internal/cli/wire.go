@@ -2,25 +2,151 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
 
+	"github.com/antlerhq/antler/acptools"
 	"github.com/antlerhq/antler/builtin"
+	"github.com/antlerhq/antler/config"
+	"github.com/antlerhq/antler/customagent"
+	"github.com/antlerhq/antler/mcptools"
+	"github.com/antlerhq/antler/model"
+	"github.com/antlerhq/antler/sandbox"
+	"github.com/antlerhq/antler/skills"
 	"github.com/antlerhq/antler/tool"
 	"github.com/antlerhq/antler/toolset"
+	"github.com/antlerhq/antler/vpath"
 )
 
+// services are the long-lived parts of an app, built once per process by
+// wire and closed by app.Close.
+type services struct {
+	layout     *vpath.Layout
+	sandbox    *sandbox.LocalProvider
+	extensions *config.ExtensionsCache // nil without an extensions file
+	mcp        *mcptools.Manager
+	acp        *acptools.Invoker
+	skills     *skills.Store
+	agents     *customagent.Store
+	builtins   map[string]*tool.Tool
+}
+
 // wire builds the services of the app from its configuration: the
-// factories' environment, the built-in tools and the tool sources. It is
-// the one place where the CLI connects Antler's packages.
+// factories' environment, the sandbox, the built-in tools and the tool
+// sources. It is the one place where the CLI connects Antler's packages.
 func (a *app) wire(ctx context.Context) error {
-	a.env = &toolset.Env{Config: a.cfg, Home: a.homeDir(), Logger: a.logger}
-	builtins := map[string]*tool.Tool{
+	home := a.homeDir()
+	layout, err := vpath.FromConfig(home, a.cfg, a.g.opts.Getenv)
+	if err != nil {
+		return &config.Error{File: a.cfg.Path, Key: "sandbox", Msg: err.Error(), Err: err}
+	}
+	sb, err := sandbox.FromConfig(home, a.cfg, a.logger)
+	if err != nil {
+		return &config.Error{File: a.cfg.Path, Key: "sandbox.use", Msg: err.Error(), Err: err}
+	}
+	a.layout, a.sandbox = layout, sb
+	a.env = &toolset.Env{Config: a.cfg, Home: home, Logger: a.logger, Sandbox: sb}
+
+	if a.paths.Extensions != "" {
+		a.extensions = config.NewExtensionsCache(a.paths.Extensions)
+		if _, _, err := a.extensions.Get(); err != nil {
+			var ce *config.Error
+			if errors.As(err, &ce) || !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+			return &config.Error{File: a.paths.Extensions, Msg: "file not found"}
+		}
+	}
+	a.mcp = mcptools.New(&mcptools.Options{Extensions: a.extensionsSource(), Logger: a.logger})
+	a.onClose(a.mcp.Close)
+
+	a.acp, err = acptools.New(acptools.Options{Layout: layout, Home: home, Logger: a.logger,
+		Extensions: func() (*config.Extensions, error) {
+			ext, _, err := a.extensionsSource().Get()
+			return ext, err
+		}})
+	if err != nil {
+		return err
+	}
+
+	a.skills = skills.NewStore(skills.OptionsFromConfig(a.cfg, home, a.g.opts.Getenv, a.skillEnableState, a.logger))
+	a.agents = customagent.New(layout, &customagent.Options{Logger: a.logger})
+
+	a.builtins = map[string]*tool.Tool{
+		toolset.PresentFiles:     builtin.NewPresentFiles(layout),
 		toolset.AskClarification: builtin.AskClarification(),
+		toolset.ViewImage:        builtin.NewViewImage(layout),
+	}
+	if a.cfg.SkillEvolution.Enabled {
+		a.builtins[toolset.SkillManage] = builtin.NewSkillManage(builtin.SkillManageOptions{
+			Store:              a.skills,
+			Model:              a.moderationModel(ctx),
+			SecurityFailOpen:   !a.cfg.SkillEvolution.SecurityFailClosed,
+			StaticScanDisabled: !a.cfg.SkillScan.Enabled,
+			Logger:             a.logger,
+		})
 	}
 	a.assembler = &toolset.Assembler{
 		Registry: a.g.opts.Registry,
 		Env:      a.env,
-		Builtins: builtins,
+		Builtins: a.builtins,
+		MCP:      a.mcp,
+		ACP:      a.acp.Tool,
 		Logger:   a.logger,
+	}
+	return nil
+}
+
+// extraTools are the built-ins the lead-agent factory adds by rule.
+func (a *app) extraTools() map[string]*tool.Tool {
+	return map[string]*tool.Tool{
+		builtin.SetupAgentName:  builtin.NewSetupAgent(a.agents, a.logger),
+		builtin.UpdateAgentName: builtin.NewUpdateAgent(builtin.UpdateAgentOptions{Store: a.agents, Config: a.cfg, Logger: a.logger}),
+	}
+}
+
+// extensionsSource is the extensions file (re-read cheaply on every use),
+// or no servers and skills at all without one.
+func (a *app) extensionsSource() mcptools.ExtensionsSource {
+	if a.extensions == nil {
+		return mcptools.Static(&config.Extensions{})
+	}
+	return a.extensions
+}
+
+// skillEnableState reads the skills map of the extensions file.
+func (a *app) skillEnableState(context.Context) (map[string]bool, error) {
+	ext, _, err := a.extensionsSource().Get()
+	if ext == nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(ext.Skills))
+	for name, s := range maps.All(ext.Skills) {
+		out[name] = s.Enabled
+	}
+	return out, err
+}
+
+// moderationModel builds skill_evolution's moderation model (or the
+// default model); nil when none can be built, which fails the LLM scan
+// closed.
+func (a *app) moderationModel(ctx context.Context) model.ChatModel {
+	name := a.cfg.SkillEvolution.ModerationModelName
+	for i, m := range a.cfg.Models {
+		if name != "" && m.Name != name {
+			continue
+		}
+		cm, err := a.g.opts.Registry.BuildModel(ctx, a.env, m, i)
+		if err != nil {
+			a.logger.Warn("moderation model unavailable; skill writes fail closed", "model", m.Name, "err", err)
+			return nil
+		}
+		return cm
+	}
+	if name != "" {
+		a.logger.Warn(fmt.Sprintf("skill_evolution.moderation_model_name %q is not a configured model", name))
 	}
 	return nil
 }
