@@ -138,6 +138,8 @@ func newRoot(opts *Options) *cobra.Command {
 	root.AddCommand(
 		newToolsCmd(g),
 		newVersionCmd(g),
+		newRunCmd(g),
+		newChatCmd(g),
 	)
 	return root
 }

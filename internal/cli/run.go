@@ -1,0 +1,251 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/antlerhq/antler/agent"
+	"github.com/antlerhq/antler/model"
+	"github.com/antlerhq/antler/store/sqlite"
+)
+
+// runFlags are the flags of `run` and `chat` (SPEC §1.2).
+type runFlags struct {
+	thread    string
+	agentName string
+	model     string
+	bootstrap bool
+	subagents bool
+	noMCP     bool
+	asJSON    bool
+}
+
+func (f *runFlags) register(c *cobra.Command) {
+	fs := c.Flags()
+	fs.StringVar(&f.thread, "thread", "", "thread id (default: a new thread)")
+	fs.StringVar(&f.agentName, "agent", "", "custom agent name")
+	fs.StringVar(&f.model, "model", "", "model name (default: the agent's, else the first configured model)")
+	fs.BoolVar(&f.bootstrap, "bootstrap", false, "run the agent builder (adds setup_agent)")
+	fs.BoolVar(&f.subagents, "subagents", false, "let the agent delegate with the task tool")
+	fs.BoolVar(&f.noMCP, "no-mcp", false, "leave out MCP tools")
+	fs.BoolVar(&f.asJSON, "json", false, "print the event stream, one JSON event per line")
+}
+
+func newRunCmd(g *globals) *cobra.Command {
+	var f runFlags
+	c := &cobra.Command{
+		Use:   "run [flags] PROMPT",
+		Short: "Run one agent turn and stream its answer",
+		Long: `Run one agent turn on a thread: the answer streams to stdout, tool calls
+are shown on stderr as they start and end. With --json, stdout carries one
+JSON event per line (message_delta, message, tool_start, tool_end, state,
+task_*, clarification, error, done).
+
+A run stopped by ask_clarification resumes with the next run on the same
+--thread. Ctrl-C cancels the run.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt)
+			defer stop()
+			s, err := newSession(ctx, g, &f)
+			if err != nil {
+				return err
+			}
+			defer s.close()
+			out, err := s.turn(ctx, strings.Join(args, " "))
+			if err != nil {
+				return &exitError{code: 1, err: err}
+			}
+			if !f.asJSON && out.Reason != agent.StopCompleted && out.Reason != agent.StopClarification {
+				fmt.Fprintf(s.app.stderr, "run stopped: %s\n", out.Reason)
+			}
+			if !f.asJSON && f.thread == "" {
+				fmt.Fprintf(s.app.stderr, "thread: %s\n", s.threadID)
+			}
+			return nil
+		},
+	}
+	f.register(c)
+	return c
+}
+
+// session runs turns of one thread: the app, its store and the flags.
+type session struct {
+	app      *app
+	flags    *runFlags
+	factory  *agent.Factory
+	threadID string
+	status   *statusLine
+	// lastClarification holds the options of a pending clarification, so
+	// that chat can take "2" for the second option.
+	lastOptions []string
+}
+
+func newSession(ctx context.Context, g *globals, f *runFlags) (*session, error) {
+	threadID := f.thread
+	if threadID == "" {
+		threadID = "t-" + randomHex(8)
+	} else if err := validateID("thread", threadID); err != nil {
+		return nil, err
+	}
+	a, err := newApp(ctx, g)
+	if err != nil {
+		return nil, err
+	}
+	dir := a.cfg.Database.SqliteDir
+	if dir == "" {
+		dir = a.homeDir()
+	}
+	st, err := sqlite.OpenDir(dir, &sqlite.Options{Logger: a.logger})
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	a.onClose(st.Close)
+	fac, err := agent.NewFactory(agent.FactoryOptions{Assembler: a.assembler, Config: a.cfg, Store: st, Logger: a.logger})
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	return &session{app: a, flags: f, factory: fac, threadID: threadID, status: newStatusLine(g.opts.Stderr, g.opts.Getenv)}, nil
+}
+
+func (s *session) close() { s.app.Close() }
+
+// turn runs the agent once with the user's text and renders its events.
+func (s *session) turn(ctx context.Context, text string) (*agent.Outcome, error) {
+	lead, err := s.factory.Build(ctx, agent.Request{ThreadID: s.threadID, UserID: s.app.g.user, RunID: "run-" + randomHex(8),
+		AgentName: s.flags.agentName, ModelName: s.flags.model, IsBootstrap: s.flags.bootstrap,
+		SubagentEnabled: s.flags.subagents, NoMCP: s.flags.noMCP})
+	if err != nil {
+		return nil, err
+	}
+	r := &renderer{w: s.app.stdout, errw: s.app.stderr, asJSON: s.flags.asJSON, status: s.status}
+	if s.flags.asJSON {
+		r.enc = json.NewEncoder(s.app.stdout)
+	}
+	s.status.show("thinking…")
+	out, err := lead.Agent.Invoke(ctx, lead.Input(model.UserText(text)), r.event)
+	s.status.clear()
+	r.finish()
+	s.lastOptions = r.options
+	if err != nil {
+		return out, fmt.Errorf("model %q: %w", lead.ModelName, err)
+	}
+	return out, nil
+}
+
+// renderer prints a run's events as text or JSON lines.
+type renderer struct {
+	w, errw   io.Writer
+	enc       *json.Encoder
+	asJSON    bool
+	status    *statusLine
+	midLine   bool
+	started   map[string]time.Time
+	options   []string
+}
+
+func (r *renderer) event(ev agent.Event) {
+	if r.asJSON {
+		_ = r.enc.Encode(ev)
+		return
+	}
+	r.status.clear()
+	switch ev.Type {
+	case agent.EventMessageDelta:
+		if ev.Delta != "" {
+			fmt.Fprint(r.w, ev.Delta)
+			r.midLine = !strings.HasSuffix(ev.Delta, "\n")
+		}
+	case agent.EventToolStart:
+		r.endLine()
+		fmt.Fprintf(r.errw, "→ %s %s\n", ev.Name, summary(string(ev.Arguments), 80))
+	case agent.EventToolEnd:
+		mark := "✓"
+		if ev.IsError {
+			mark = "✗"
+		}
+		fmt.Fprintf(r.errw, "%s %s (%s)\n", mark, ev.Name, time.Duration(ev.DurationMS*float64(time.Millisecond)).Round(time.Millisecond))
+		r.status.show("thinking…")
+	case agent.EventClarification:
+		r.endLine()
+		if ev.Message != nil {
+			fmt.Fprintln(r.w, ev.Message.Content)
+		}
+		r.options = clarificationOptions(ev.Data)
+	case agent.EventTaskStarted, agent.EventTaskCompleted, agent.EventTaskFailed:
+		r.endLine()
+		fmt.Fprintf(r.errw, "· %s %s\n", ev.Type, ev.ToolCallID)
+	}
+}
+
+func (r *renderer) endLine() {
+	if r.midLine {
+		fmt.Fprintln(r.w)
+		r.midLine = false
+	}
+}
+
+func (r *renderer) finish() {
+	if !r.asJSON {
+		r.endLine()
+	}
+}
+
+// clarificationOptions returns the option values of a human_input
+// payload.
+func clarificationOptions(data any) []string {
+	p, ok := data.(map[string]any)
+	if !ok {
+		return nil
+	}
+	opts, _ := p["options"].([]any)
+	var out []string
+	for _, o := range opts {
+		if m, ok := o.(map[string]any); ok {
+			if v, ok := m["value"].(string); ok {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// statusLine shows a transient status on a terminal; elsewhere (or with
+// NO_COLOR set, which also asks for plain output) it prints nothing.
+type statusLine struct {
+	w       io.Writer
+	enabled bool
+	shown   bool
+}
+
+func newStatusLine(w io.Writer, getenv func(string) string) *statusLine {
+	f, ok := w.(*os.File)
+	return &statusLine{w: w, enabled: ok && term.IsTerminal(int(f.Fd())) && getenv("NO_COLOR") == ""}
+}
+
+func (s *statusLine) show(text string) {
+	if s == nil || !s.enabled {
+		return
+	}
+	fmt.Fprintf(s.w, "\r\x1b[2K%s", text)
+	s.shown = true
+}
+
+func (s *statusLine) clear() {
+	if s == nil || !s.shown {
+		return
+	}
+	fmt.Fprint(s.w, "\r\x1b[2K")
+	s.shown = false
+}
