@@ -113,7 +113,7 @@ type Factory struct {
 	logger *slog.Logger
 	loops  *LoopDetector
 
-	mu     sync.Mutex                     // guards models
+	mu     sync.Mutex                   // guards models
 	models map[modelKey]model.ChatModel // built models per config and name
 }
 

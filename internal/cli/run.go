@@ -146,13 +146,13 @@ func (s *session) turn(ctx context.Context, text string) (*agent.Outcome, error)
 
 // renderer prints a run's events as text or JSON lines.
 type renderer struct {
-	w, errw   io.Writer
-	enc       *json.Encoder
-	asJSON    bool
-	status    *statusLine
-	midLine   bool
-	started   map[string]time.Time
-	options   []string
+	w, errw io.Writer
+	enc     *json.Encoder
+	asJSON  bool
+	status  *statusLine
+	midLine bool
+	started map[string]time.Time
+	options []string
 }
 
 func (r *renderer) event(ev agent.Event) {
