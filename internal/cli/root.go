@@ -138,6 +138,7 @@ func newRoot(opts *Options) *cobra.Command {
 	root.AddCommand(
 		newToolsCmd(g),
 		newVersionCmd(g),
+		newDoctorCmd(g),
 		newRunCmd(g),
 		newChatCmd(g),
 	)
