@@ -39,6 +39,7 @@ type Config struct {
 	ACPAgents       map[string]ACPAgent `yaml:"acp_agents"`
 	Database        Database            `yaml:"database"`
 	Uploads         Uploads             `yaml:"uploads"`
+	Gateway         Gateway             `yaml:"gateway"` // Antler's own section
 
 	// Ignored lists, sorted, the top-level sections present in the file that
 	// Antler accepts but does not implement (memory, title, ...), including
@@ -181,9 +182,10 @@ type SkillEvolution struct {
 type Subagents struct {
 	TimeoutSeconds int `yaml:"timeout_seconds"`   // built-ins, 1800, >= 1
 	MaxTurns       int `yaml:"max_turns"`         // global override for built-ins; 0 = unset
-	MaxTotalPerRun int `yaml:"max_total_per_run"` // 6, 1..50
+	MaxTotalPerRun int `yaml:"max_total_per_run"` // 6, >= 1 (DeerFlow: 1..50)
 	// MaxConcurrent (Antler) bounds task calls kept per model response,
-	// default 3, clamped to 1..4 as DeerFlow does.
+	// default 3, raised to at least 1; unlike DeerFlow's fixed 1..4 it
+	// may be larger for batch workloads.
 	MaxConcurrent int `yaml:"max_concurrent"`
 	// Workers (Antler) is the size of the background executor pool, default 3, >= 1.
 	Workers      int                         `yaml:"workers"`

@@ -196,8 +196,8 @@ func TestParseErrors(t *testing.T) {
 		},
 		{
 			name: "max_total_per_run out of range",
-			src:  "subagents:\n  max_total_per_run: 51\n",
-			want: []string{"config.yaml:2: subagents.max_total_per_run: must be between 1 and 50, got 51"},
+			src:  "subagents:\n  max_total_per_run: 0\n",
+			want: []string{"config.yaml:2: subagents.max_total_per_run: must be at least 1, got 0"},
 		},
 		{
 			name: "acp agent missing command",
@@ -355,8 +355,8 @@ acp_agents:
 	if c.ToolSearch.AutoPromoteTopK != 5 || !c.ToolSearch.Enabled {
 		t.Errorf("ToolSearch = %+v, want top_k clamped to 5", c.ToolSearch)
 	}
-	if c.Subagents.MaxConcurrent != 4 {
-		t.Errorf("MaxConcurrent = %d, want clamped to 4", c.Subagents.MaxConcurrent)
+	if c.Subagents.MaxConcurrent != 10 {
+		t.Errorf("MaxConcurrent = %d, want 10 (Antler allows more than DeerFlow's 4)", c.Subagents.MaxConcurrent)
 	}
 	want := CustomSubagent{
 		Description:     "Data analysis",

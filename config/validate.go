@@ -132,10 +132,11 @@ func (p *parser) validateSubagents() {
 	s := &p.cfg.Subagents
 	atLeast(p, "subagents.timeout_seconds", s.TimeoutSeconds, 1)
 	atLeast(p, "subagents.max_turns", s.MaxTurns, 0)
-	if s.MaxTotalPerRun < 1 || s.MaxTotalPerRun > 50 {
-		p.invalid("subagents.max_total_per_run", "must be between 1 and 50, got %d", s.MaxTotalPerRun)
-	}
-	s.MaxConcurrent = min(max(s.MaxConcurrent, 1), 4)
+	// DeerFlow caps max_total_per_run at 50 and max_concurrent at 4;
+	// Antler lets the operator raise both for batch workloads (the task
+	// limit middleware keeps DeerFlow's ranges for per-run requests).
+	atLeast(p, "subagents.max_total_per_run", s.MaxTotalPerRun, 1)
+	s.MaxConcurrent = max(s.MaxConcurrent, 1)
 	atLeast(p, "subagents.workers", s.Workers, 1)
 	p.validateTokenBudget("subagents.token_budget", s.TokenBudget)
 	for _, name := range s.AgentNames() {

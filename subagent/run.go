@@ -1,0 +1,184 @@
+package subagent
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/antlerhq/antler/agent"
+	"github.com/antlerhq/antler/builtin"
+	"github.com/antlerhq/antler/deferred"
+	"github.com/antlerhq/antler/model"
+	"github.com/antlerhq/antler/thread"
+	"github.com/antlerhq/antler/tool"
+	"github.com/antlerhq/antler/toolset"
+)
+
+// outcome is what execute reports; the caller decides timed_out and
+// cancelled from the contexts.
+type outcome struct {
+	Status     builtin.TaskStatus
+	StopReason builtin.TaskStopReason
+	Result     string
+	Error      string
+}
+
+func failed(format string, args ...any) outcome {
+	return outcome{Status: builtin.TaskFailed, Error: fmt.Sprintf(format, args...)}
+}
+
+// execute builds the subagent for one task and runs it to the end.
+func (x *Executor) execute(ctx context.Context, e *execution, typ Type, req builtin.TaskRequest, log *slog.Logger) outcome {
+	chat, err := x.model(ctx, e.modelName)
+	if err != nil {
+		return failed("%v", err)
+	}
+	tools, def, err := x.tools(ctx, typ, req, e.modelName)
+	if err != nil {
+		return failed("%v", err)
+	}
+	prompt := typ.SystemPrompt
+	if x.opts.Skills != nil && (req.Skills == nil || len(req.Skills) > 0) {
+		s, err := x.opts.Skills(ctx, req.UserID, req.Skills)
+		if err != nil {
+			return failed("skills: %v", err)
+		}
+		prompt = joinSections(prompt, s)
+	}
+	if def != nil {
+		prompt = joinSections(prompt, def.Prompt)
+	}
+
+	bud := newBudget(typ.TokenBudget)
+	toolMWs := append(slices.Clone(x.opts.ToolMiddlewares), agent.ToolErrors())
+	modelMWs := append([]tool.ModelMiddleware{agent.DanglingToolCalls()}, x.opts.ModelMiddlewares...)
+	if def != nil {
+		toolMWs = append(toolMWs, def.GuardTools)
+		modelMWs = append(modelMWs, def.FilterModel)
+	}
+	if x.cfg.LoopDetection.Enabled {
+		// A detector of its own: detectors track per thread, and the
+		// subagent shares its thread id with the parent and its siblings.
+		modelMWs = append(modelMWs, agent.NewLoopDetector(x.cfg.LoopDetection, log).Middleware())
+	}
+	modelMWs = append(modelMWs, bud.middleware())
+	a, err := agent.New(agent.Options{
+		Model: chat, Tools: tools, ToolMiddlewares: toolMWs, ModelMiddlewares: modelMWs,
+		SystemPrompt: prompt, MaxTurns: typ.MaxTurns, ToolConcurrency: x.opts.ToolConcurrency,
+		Logger: log,
+	})
+	if err != nil {
+		return failed("%v", err)
+	}
+
+	rc := maps.Clone(req.Context)
+	if rc == nil {
+		rc = map[string]any{}
+	}
+	rc["thread_id"], rc["user_id"], rc["run_id"] = req.ThreadID, req.UserID, req.RunID
+	rc["model_name"], rc["subagent_enabled"], rc["subagent_type"] = e.modelName, false, typ.Name
+	rc["disable_clarification"], rc["is_subagent"] = true, true
+	rc[builtin.ContextToolGroups] = req.ToolGroups
+	rc[builtin.ContextAvailableSkills] = req.Skills
+	state := &thread.State{}
+	if req.Sandbox != nil {
+		sb := *req.Sandbox
+		state.Sandbox = &sb
+	}
+	if req.ThreadData != nil {
+		td := *req.ThreadData
+		state.ThreadData = &td
+	}
+	var last model.Message
+	out, runErr := a.Invoke(ctx, agent.Input{
+		ThreadID: req.ThreadID, UserID: req.UserID, AgentName: req.AgentName, RunID: req.RunID,
+		Messages: []model.Message{model.UserText(req.Prompt)}, State: state, Context: rc,
+	}, func(ev agent.Event) {
+		if ev.Type == agent.EventMessage && ev.Message != nil {
+			last = *ev.Message
+			e.observe(last)
+		}
+	})
+	if runErr != nil {
+		if ctx.Err() != nil {
+			return outcome{} // timed out or cancelled: the caller decides
+		}
+		return failed("%v", runErr)
+	}
+	answer := strings.TrimSpace(last.Content)
+	var stop builtin.TaskStopReason
+	switch out.Reason {
+	case agent.StopMaxTurns:
+		stop = builtin.StopTurnCapped
+	case agent.StopLoopCapped:
+		stop = builtin.StopLoopCapped
+	case agent.StopEnd, agent.StopReturnDirect, agent.StopClarification:
+		// A tool ended the run: its result is the answer.
+		if n := len(out.State.Messages); n > 0 {
+			answer = strings.TrimSpace(out.State.Messages[n-1].Content)
+		}
+	}
+	if bud.wasCapped() {
+		stop = builtin.StopTokenCapped
+	}
+	if stop == builtin.StopTurnCapped && len(last.ToolCalls) > 0 {
+		// The last answer asked for more work: it is not a final answer.
+		answer = ""
+	}
+	if stop != "" && answer == "" {
+		return outcome{Status: builtin.TaskFailed, StopReason: stop,
+			Error: fmt.Sprintf("Subagent stopped (%s) after %d turns without a final answer.", stop, out.Turns)}
+	}
+	return outcome{Status: builtin.TaskCompleted, StopReason: stop, Result: answer}
+}
+
+// tools assembles the subagent's tools (reference §11.2): the parent's
+// tool groups, the effective model, never the task tool; then the type's
+// allowlist and denylist; then the deferred-tool setup over the MCP tools
+// that are left.
+func (x *Executor) tools(ctx context.Context, typ Type, req builtin.TaskRequest, modelName string) ([]*tool.Tool, *deferred.Deferred, error) {
+	ts, err := x.opts.Assembler.Assemble(ctx, toolset.Options{Config: x.cfg, Groups: req.ToolGroups,
+		IncludeMCP: true, ModelName: modelName, SubagentEnabled: false})
+	if err != nil {
+		return nil, nil, err
+	}
+	entries := slices.DeleteFunc(slices.Clone(ts.Entries), func(en toolset.Entry) bool {
+		name := en.Tool.Name
+		return name == builtin.TaskName || (typ.Tools != nil && !slices.Contains(typ.Tools, name)) ||
+			slices.Contains(typ.DisallowedTools, name)
+	})
+	var def *deferred.Deferred
+	if x.cfg.ToolSearch.Enabled {
+		var mcp []*tool.Tool
+		for _, en := range entries {
+			if en.Source == toolset.SourceMCP {
+				mcp = append(mcp, en.Tool)
+			}
+		}
+		if def, err = deferred.Setup(mcp, x.cfg.ToolSearch); err != nil {
+			return nil, nil, err
+		}
+	}
+	tools := make([]*tool.Tool, 0, len(entries)+1)
+	for _, en := range entries {
+		tools = append(tools, en.Tool)
+	}
+	if def != nil && !slices.ContainsFunc(tools, func(t *tool.Tool) bool { return t.Name == def.ToolSearch.Name }) {
+		tools = append(tools, def.ToolSearch)
+	}
+	return tools, def, nil
+}
+
+func joinSections(a, b string) string {
+	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "\n\n" + b
+}
