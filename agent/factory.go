@@ -168,6 +168,10 @@ type Request struct {
 	MaxTotalSubagents int
 	// NoMCP leaves MCP tools out.
 	NoMCP bool
+	// ToolGroups, when non-nil, filters config tools by group instead of
+	// the custom agent's tool_groups (an empty list keeps none). The CLI's
+	// --groups flag sets it.
+	ToolGroups []string
 	// Context holds further runtime values handed to tools (for example
 	// disable_clarification); the identity keys are set by the factory.
 	Context map[string]any
@@ -267,6 +271,9 @@ func (f *Factory) Build(ctx context.Context, req Request) (*Lead, error) {
 	var groups []string
 	if spec != nil && !req.IsBootstrap {
 		groups = spec.ToolGroups
+	}
+	if req.ToolGroups != nil {
+		groups = req.ToolGroups
 	}
 	ts, err := f.opts.Assembler.Assemble(ctx, toolset.Options{Config: cfg, Groups: groups, IncludeMCP: !req.NoMCP,
 		ModelName: mcfg.Name, SubagentEnabled: req.SubagentEnabled})

@@ -15,7 +15,6 @@ import (
 
 	"github.com/antlerhq/antler/agent"
 	"github.com/antlerhq/antler/model"
-	"github.com/antlerhq/antler/store/sqlite"
 )
 
 // runFlags are the flags of `run` and `chat` (SPEC §1.2).
@@ -101,17 +100,12 @@ func newSession(ctx context.Context, g *globals, f *runFlags) (*session, error) 
 	if err != nil {
 		return nil, err
 	}
-	dir := a.cfg.Database.SqliteDir
-	if dir == "" {
-		dir = a.homeDir()
-	}
-	st, err := sqlite.OpenDir(dir, &sqlite.Options{Logger: a.logger})
+	st, err := a.openStore()
 	if err != nil {
 		a.Close()
 		return nil, err
 	}
-	a.onClose(st.Close)
-	fac, err := agent.NewFactory(agent.FactoryOptions{Assembler: a.assembler, Config: a.cfg, Store: st, Logger: a.logger})
+	fac, err := a.newFactory(st)
 	if err != nil {
 		a.Close()
 		return nil, err

@@ -17,7 +17,7 @@ func newToolsCmd(g *globals) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
-	c.AddCommand(newToolsListCmd(g), newToolsCallCmd(g))
+	c.AddCommand(newToolsListCmd(g), newToolsCallCmd(g), newToolsSearchCmd(g))
 	return c
 }
 

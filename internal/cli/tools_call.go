@@ -5,12 +5,14 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/antlerhq/antler/store"
 	"github.com/antlerhq/antler/thread"
 	"github.com/antlerhq/antler/tool"
 	"github.com/antlerhq/antler/toolset"
@@ -56,7 +58,7 @@ With --json, print {"content": [...blocks], "is_error", "artifact",
 				return err
 			}
 			defer a.Close()
-			ts, err := a.assemble(c.Context(), &af)
+			ts, err := a.toolsFor(c.Context(), &af, threadID)
 			if err != nil {
 				return err
 			}
@@ -146,14 +148,61 @@ func (a *app) callTool(ctx context.Context, t *tool.Tool, threadID, agentName st
 	return res, a.saveUpdate(ctx, threadID, state, res.Update)
 }
 
-// threadState returns the thread's current state (empty for a new thread).
+// threadState returns the thread's current state from the store (empty
+// for a new thread). A thread of another user is an error.
 func (a *app) threadState(ctx context.Context, threadID string) (*thread.State, error) {
-	return &thread.State{}, nil
+	st, err := a.openStore()
+	if err != nil {
+		return nil, err
+	}
+	th, err := st.GetThread(ctx, threadID)
+	if errors.Is(err, store.ErrNotFound) {
+		return &thread.State{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if th.UserID != a.g.user {
+		return nil, usageErrorf("--thread: thread %q belongs to another user", threadID)
+	}
+	cp, err := st.LatestCheckpoint(ctx, threadID)
+	if errors.Is(err, store.ErrNotFound) {
+		return &thread.State{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return cp.State, nil
 }
 
-// saveUpdate persists a tool's state update to the thread.
+// saveUpdate merges a tool's state update into the thread with the
+// reducers and checkpoints it, so that what an operator's call changes
+// (artifacts, promotions) is there for the next run.
 func (a *app) saveUpdate(ctx context.Context, threadID string, state *thread.State, u *thread.Update) error {
-	return nil
+	if u.IsZero() {
+		return nil
+	}
+	st, err := a.openStore()
+	if err != nil {
+		return err
+	}
+	next := state.Clone()
+	if err := next.Apply(u); err != nil {
+		return err
+	}
+	parent, step := "", 0
+	switch cp, err := st.LatestCheckpoint(ctx, threadID); {
+	case err == nil:
+		parent, step = cp.ID, cp.Step+1
+	case errors.Is(err, store.ErrNotFound):
+		if err := st.CreateThread(ctx, &store.Thread{ID: threadID, UserID: a.g.user}); err != nil && !errors.Is(err, store.ErrExists) {
+			return err
+		}
+	default:
+		return err
+	}
+	return st.PutCheckpoint(ctx, &store.Checkpoint{ThreadID: threadID, ParentID: parent, Step: step, State: next,
+		Metadata: map[string]any{"source": "tools_call", "tool": "cli"}})
 }
 
 func randomHex(n int) string {

@@ -42,7 +42,7 @@ With --json, print an array of {"name", "source": "config|builtin|mcp|acp",
 				return err
 			}
 			defer a.Close()
-			ts, err := a.assemble(c.Context(), &af)
+			ts, err := a.toolsFor(c.Context(), &af, "")
 			if err != nil {
 				return err
 			}

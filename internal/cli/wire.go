@@ -15,6 +15,7 @@ import (
 	"github.com/antlerhq/antler/model"
 	"github.com/antlerhq/antler/sandbox"
 	"github.com/antlerhq/antler/skills"
+	"github.com/antlerhq/antler/store"
 	"github.com/antlerhq/antler/tool"
 	"github.com/antlerhq/antler/toolset"
 	"github.com/antlerhq/antler/vpath"
@@ -31,6 +32,7 @@ type services struct {
 	skills     *skills.Store
 	agents     *customagent.Store
 	builtins   map[string]*tool.Tool
+	store      store.Store // opened on first use by openStore
 }
 
 // wire builds the services of the app from its configuration: the

@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestMain lets the test binary double as a stdio MCP server (the re-exec
+// trick), so CLI tests talk to a real MCP peer over a real pipe.
+func TestMain(m *testing.M) {
+	if os.Getenv("ANTLER_CLI_TEST_MCP_SERVER") == "1" {
+		serveFakeMCP()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+type weatherIn struct {
+	City string `json:"city" jsonschema:"the city"`
+}
+
+type repoIn struct {
+	Repo string `json:"repo" jsonschema:"owner/name of the repository"`
+}
+
+func serveFakeMCP() {
+	s := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "get_weather", Description: "Get the current weather forecast for a city."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in weatherIn) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sunny in " + in.City}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "list_issues", Description: "List the open issues of a GitHub repository."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in repoIn) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "no issues in " + in.Repo}}}, nil, nil
+		})
+	_ = s.Run(context.Background(), &mcp.StdioTransport{})
+}
+
+// mcpFixture writes a config (tool_search on or off) and an extensions
+// file whose one server is this test binary.
+func mcpFixture(t *testing.T, toolSearch bool) (cfg, dir string) {
+	t.Helper()
+	dir = t.TempDir()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ext, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"fake": map[string]any{"command": exe, "env": map[string]string{"ANTLER_CLI_TEST_MCP_SERVER": "1"}},
+	}})
+	writeFile(t, dir, "extensions_config.json", string(ext))
+	ts := "false"
+	if toolSearch {
+		ts = "true"
+	}
+	cfg = writeFile(t, dir, "config.yaml", "models:\n  - {name: m, use: langchain_openai:ChatOpenAI, model: x, api_key: k}\n"+
+		"tool_search: {enabled: "+ts+"}\nsandbox: {use: deerflow.sandbox.local:LocalSandboxProvider}\n")
+	return cfg, dir
+}
+
+func TestToolsListShowsMCPAndDeferral(t *testing.T) {
+	for _, deferral := range []bool{false, true} {
+		cfg, dir := mcpFixture(t, deferral)
+		code, out, errOut := runCLI(t, nil, "--config", cfg, "--home", dir, "tools", "list", "--json")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		var list []toolJSON
+		if err := json.Unmarshal([]byte(out), &list); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range list {
+			got = append(got, string(e.Source)+":"+e.Name+":"+e.Group+":"+map[bool]string{true: "deferred", false: "bound"}[e.Deferred])
+		}
+		want := []string{"builtin:present_files:builtin:bound", "builtin:ask_clarification:builtin:bound",
+			"mcp:fake_get_weather:fake:bound", "mcp:fake_list_issues:fake:bound"}
+		if deferral {
+			want = []string{"builtin:present_files:builtin:bound", "builtin:ask_clarification:builtin:bound",
+				"mcp:fake_get_weather:fake:deferred", "mcp:fake_list_issues:fake:deferred", "builtin:tool_search:builtin:bound"}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("deferral=%v (-want +got):\n%s", deferral, diff)
+		}
+	}
+}
+
+func TestToolsCallMCPTool(t *testing.T) {
+	cfg, dir := mcpFixture(t, true)
+	// A deferred tool is callable by the operator.
+	code, out, errOut := runCLI(t, nil, "--config", cfg, "--home", dir, "tools", "call", "fake_get_weather", "--args", `{"city":"Oslo"}`)
+	if code != 0 || strings.TrimSpace(out) != "sunny in Oslo" {
+		t.Errorf("exit %d out %q err %q", code, out, errOut)
+	}
+}
+
+func TestToolsSearch(t *testing.T) {
+	cfg, dir := mcpFixture(t, true)
+	code, out, errOut := runCLI(t, nil, "--config", cfg, "--home", dir, "tools", "search", "--json", "weather forecast for a city")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var defs []struct {
+		Name       string          `json:"name"`
+		Parameters json.RawMessage `json:"parameters"`
+	}
+	if err := json.Unmarshal([]byte(out), &defs); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if len(defs) == 0 || defs[0].Name != "fake_get_weather" || !strings.Contains(string(defs[0].Parameters), "city") {
+		t.Errorf("search result: %s", out)
+	}
+	code, out, _ = runCLI(t, nil, "--config", cfg, "--home", dir, "tools", "search", "select:fake_list_issues,fake_get_weather")
+	if code != 0 || !strings.Contains(out, "fake_list_issues") || !strings.Contains(out, "fake_get_weather") {
+		t.Errorf("select: exit %d out %q", code, out)
+	}
+}

@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/antlerhq/antler/deferred"
+	"github.com/antlerhq/antler/tool"
+	"github.com/antlerhq/antler/toolset"
+)
+
+func newToolsSearchCmd(g *globals) *cobra.Command {
+	var (
+		af     assemblyFlags
+		asJSON bool
+		limit  int
+	)
+	c := &cobra.Command{
+		Use:   "search [flags] QUERY",
+		Short: "Run tool_search over the deferred MCP catalogue",
+		Long: `Search the deferred MCP tools as the model's tool_search would: "select:a,b"
+picks exact names, "+kw rest" requires kw in the name and ranks by the rest,
+anything else is a ranked search (at most tool_search.max_results results).
+When deferral is off, the search runs over all MCP tools.
+
+With --json, print the array of function definitions tool_search returns.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			a, err := newApp(c.Context(), g)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			ts, err := a.toolsFor(c.Context(), &af, "")
+			if err != nil {
+				return err
+			}
+			var mcp []*tool.Tool
+			for _, e := range ts.Entries {
+				if e.Source == toolset.SourceMCP {
+					mcp = append(mcp, e.Tool)
+				}
+			}
+			if limit <= 0 {
+				limit = a.cfg.ToolSearch.MaxResults
+			}
+			query := strings.Join(args, " ")
+			found := deferred.NewCatalog(mcp).Search(query, limit)
+			if asJSON {
+				defs := json.RawMessage(deferred.FunctionDefinitions(found))
+				if len(found) == 0 {
+					defs = json.RawMessage("[]")
+				}
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(defs)
+			}
+			if len(found) == 0 {
+				fmt.Fprintf(a.stdout, "No tools found matching: %s\n", query)
+				return nil
+			}
+			for _, t := range found {
+				fmt.Fprintf(a.stdout, "%s\t%s\n", t.Name, summary(t.Description, 80))
+			}
+			return nil
+		},
+	}
+	af.register(c.Flags())
+	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
+	c.Flags().IntVar(&limit, "limit", 0, "maximum ranked results (default tool_search.max_results)")
+	return c
+}

@@ -1,0 +1,107 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/antlerhq/antler/agent"
+	"github.com/antlerhq/antler/builtin"
+	"github.com/antlerhq/antler/model"
+	"github.com/antlerhq/antler/skills"
+	"github.com/antlerhq/antler/store"
+	"github.com/antlerhq/antler/store/sqlite"
+	"github.com/antlerhq/antler/tool"
+	"github.com/antlerhq/antler/toolset"
+)
+
+// openStore opens the thread store (SQLite under the home directory, or
+// database.sqlite_dir) once per app.
+func (a *app) openStore() (store.Store, error) {
+	if a.store != nil {
+		return a.store, nil
+	}
+	dir := a.cfg.Database.SqliteDir
+	if dir == "" {
+		dir = a.homeDir()
+	}
+	st, err := sqlite.OpenDir(dir, &sqlite.Options{Logger: a.logger})
+	if err != nil {
+		return nil, fmt.Errorf("open thread store in %s: %w", dir, err)
+	}
+	a.store = st
+	a.onClose(st.Close)
+	return st, nil
+}
+
+// newFactory returns the lead-agent factory with every service wired:
+// custom agents, setup_agent/update_agent, the skills prompt section and
+// tool policy, image injection, and the store (nil: no persistence).
+func (a *app) newFactory(st store.Store) (*agent.Factory, error) {
+	policy := skills.NewPolicy(skills.PolicyOptions{Store: a.skills, Logger: a.logger})
+	return agent.NewFactory(agent.FactoryOptions{
+		Assembler:  a.assembler,
+		Config:     a.cfg,
+		Agents:     agent.CustomAgents(a.agents),
+		ExtraTools: a.extraTools(),
+		Store:      st,
+		Skills:     a.skillsSection,
+		ToolMiddlewares: []tool.Middleware{
+			policy.ToolMiddleware(),
+		},
+		ModelMiddlewares: []tool.ModelMiddleware{
+			policy.ModelMiddleware(),
+			onlyWhenBound(builtin.ViewImageName, builtin.NewViewImageMiddleware(a.layout)),
+		},
+		Logger: a.logger,
+	})
+}
+
+// skillsSection renders the <skill_system> prompt section of a user's
+// enabled skills.
+func (a *app) skillsSection(ctx context.Context, user string, allowed []string) (string, error) {
+	all, err := a.skills.Load(ctx, user)
+	if err != nil && all == nil {
+		return "", err
+	}
+	if len(all) == 0 {
+		return "", nil
+	}
+	return skills.RenderPrompt(all, skills.PromptOptions{Allowlist: allowed, ContainerPath: a.cfg.Skills.ContainerPath,
+		SkillEvolution: a.cfg.SkillEvolution.Enabled}), nil
+}
+
+// onlyWhenBound applies mw only to requests that bind the named tool: the
+// image injection must never send images to a model that cannot see them
+// (view_image is bound only for supports_vision models).
+func onlyWhenBound(name string, mw tool.ModelMiddleware) tool.ModelMiddleware {
+	return func(next tool.ModelHandler) tool.ModelHandler {
+		wrapped := mw(next)
+		return func(ctx context.Context, call *tool.ModelCall) (*model.Response, error) {
+			if slices.ContainsFunc(call.Request.Tools, func(d model.ToolDefinition) bool { return d.Name == name }) {
+				return wrapped(ctx, call)
+			}
+			return next(ctx, call)
+		}
+	}
+}
+
+// toolsFor returns the tools a run with these flags binds, exactly as the
+// lead-agent factory builds them (setup_agent, update_agent, deferred
+// marks and tool_search included). Without any model configured it falls
+// back to the plain assembly.
+func (a *app) toolsFor(ctx context.Context, f *assemblyFlags, threadID string) (*toolset.Toolset, error) {
+	if len(a.cfg.Models) == 0 {
+		return a.assemble(ctx, f)
+	}
+	fac, err := a.newFactory(nil)
+	if err != nil {
+		return nil, err
+	}
+	lead, err := fac.Build(ctx, agent.Request{ThreadID: threadID, UserID: a.g.user, AgentName: f.agent, ModelName: f.model,
+		IsBootstrap: f.bootstrap, SubagentEnabled: f.subagents, NoMCP: f.noMCP, ToolGroups: f.groupList()})
+	if err != nil {
+		return nil, err
+	}
+	return lead.Tools, nil
+}
