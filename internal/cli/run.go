@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -133,6 +134,10 @@ func (s *session) turn(ctx context.Context, text string) (*agent.Outcome, error)
 	r.finish()
 	s.lastOptions = r.options
 	if err != nil {
+		var pe *model.ProviderError
+		if errors.As(err, &pe) {
+			return out, err // already names the model entry and what to set
+		}
 		return out, fmt.Errorf("model %q: %w", lead.ModelName, err)
 	}
 	return out, nil
