@@ -33,6 +33,8 @@ type services struct {
 	agents     *customagent.Store
 	builtins   map[string]*tool.Tool
 	store      store.Store // opened on first use by openStore
+	// mcpProgress shows MCP discovery on a terminal.
+	mcpProgress *mcpProgress
 }
 
 // wire builds the services of the app from its configuration: the
@@ -61,7 +63,8 @@ func (a *app) wire(ctx context.Context) error {
 			return &config.Error{File: a.paths.Extensions, Msg: "file not found"}
 		}
 	}
-	a.mcp = mcptools.New(&mcptools.Options{Extensions: a.extensionsSource(), Logger: a.logger})
+	a.mcpProgress = newMCPProgress(newStatusLine(a.stderr, a.g.opts.Getenv))
+	a.mcp = mcptools.New(&mcptools.Options{Extensions: a.extensionsSource(), Logger: a.logger, OnStatus: a.mcpProgress.update})
 	a.onClose(a.mcp.Close)
 
 	a.acp, err = acptools.New(acptools.Options{Layout: layout, Home: home, Logger: a.logger,
@@ -94,7 +97,7 @@ func (a *app) wire(ctx context.Context) error {
 		Registry: a.g.opts.Registry,
 		Env:      a.env,
 		Builtins: a.builtins,
-		MCP:      a.mcp,
+		MCP:      mcpSourceWithProgress{a.mcp, a.mcpProgress},
 		ACP:      a.acp.Tool,
 		Logger:   a.logger,
 	}
@@ -151,4 +154,16 @@ func (a *app) moderationModel(ctx context.Context) model.ChatModel {
 		a.logger.Warn(fmt.Sprintf("skill_evolution.moderation_model_name %q is not a configured model", name))
 	}
 	return nil
+}
+
+// mcpSourceWithProgress clears the MCP progress line once the tools are
+// known.
+type mcpSourceWithProgress struct {
+	m *mcptools.Manager
+	p *mcpProgress
+}
+
+func (s mcpSourceWithProgress) Tools(ctx context.Context) ([]*tool.Tool, error) {
+	defer s.p.done()
+	return s.m.Tools(ctx)
 }
