@@ -307,10 +307,10 @@ type execution struct {
 	done      chan struct{} // closed at the first terminal status
 
 	mu       sync.Mutex
-	started  bool                // guarded by mu
-	res      builtin.TaskResult  // guarded by mu; Status "" until terminal
-	usage    *model.Usage        // guarded by mu: cumulative
-	messages int                 // guarded by mu: assistant messages so far
+	started  bool               // guarded by mu
+	res      builtin.TaskResult // guarded by mu; Status "" until terminal
+	usage    *model.Usage       // guarded by mu: cumulative
+	messages int                // guarded by mu: assistant messages so far
 	progress func(builtin.TaskProgress)
 	emitMu   sync.Mutex // serialises progress calls with detach
 	detached bool       // guarded by emitMu
