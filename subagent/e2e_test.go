@@ -257,3 +257,30 @@ func TestTokenBudgetCaps(t *testing.T) {
 		t.Errorf("meta = %v", res.Meta)
 	}
 }
+
+// Workers bounds the tasks that run at once; the rest wait for a worker.
+func TestWorkersBound(t *testing.T) {
+	var (
+		mu            sync.Mutex
+		running, peak int
+	)
+	worker := modeltest.FromScript(modeltest.Script{Rules: []modeltest.Rule{{Reply: modeltest.Turn{Func: func(*model.Request) modeltest.Turn {
+		mu.Lock()
+		running++
+		peak = max(peak, running)
+		mu.Unlock()
+		time.Sleep(5 * time.Millisecond)
+		mu.Lock()
+		running--
+		mu.Unlock()
+		return modeltest.Turn{Text: "ok"}
+	}}}}})
+	h := newHarness(t, baseConfig+"subagents:\n  workers: 2\n  max_concurrent: 8\n", map[string]model.ChatModel{"worker": worker}, nil)
+	_, out := runLead(t, h, taskCalls(8), subagent.ResolveLimits(h.cfg.Subagents, 0, 8))
+	if got := len(out.State.Delegations); got != 8 {
+		t.Fatalf("%d tasks ran, want 8", got)
+	}
+	if peak > 2 {
+		t.Errorf("%d tasks ran at once, want at most 2 workers", peak)
+	}
+}
