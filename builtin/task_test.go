@@ -57,7 +57,7 @@ func callTask(t *testing.T, d builtin.Delegator, args string) (*tool.Result, []e
 func callTaskCtx(ctx context.Context, d builtin.Delegator, args string) (*tool.Result, []emitted, error) {
 	var events []emitted
 	call := &tool.Call{ID: "c1", Name: "task", ThreadID: "t", UserID: "u", RunID: "r",
-		State: &thread.State{Sandbox: &thread.Sandbox{SandboxID: "sb"}, ThreadData: &thread.ThreadData{OutputsPath: "/o"}},
+		State:   &thread.State{Sandbox: &thread.Sandbox{SandboxID: "sb"}, ThreadData: &thread.ThreadData{OutputsPath: "/o"}},
 		Context: map[string]any{"model_name": "m", "tool_groups": []string{"web"}, "available_skills": []string{"y", "z"}},
 		Emit: func(name string, data any) {
 			events = append(events, emitted{name, data.(map[string]any)})
