@@ -45,6 +45,12 @@ const (
 	// exactNameBoost multiplies the score of a tool whose full name
 	// occurs verbatim in the query.
 	exactNameBoost = 2.0
+	// synonymWeight is the weight of a word of the query word's lexicon
+	// groups (lexicon.txt).
+	synonymWeight = 0.5
+	// pathFileWeight is the weight of the term "file" added to a query
+	// that mentions a file path ("save it to /root/x.md").
+	pathFileWeight = 0.5
 	// prefixWeight is the weight of a truncation match (0 disables);
 	// minPrefix and maxExtension bound it.
 	prefixWeight = 0.5
@@ -67,6 +73,7 @@ type index struct {
 	postings [][]posting      // by term id
 	idf      []float32        // by term id
 	stems    map[string]string
+	syn      map[string][]string
 	sorted   []string // the terms, sorted, for prefix matches
 
 	nameTerms   [][]int32 // by doc: distinct terms of the name
@@ -182,6 +189,7 @@ func buildIndex(tools []*tool.Tool) *index {
 		df := float64(len(ps))
 		ix.idf[term] = float32(math.Log(1 + (float64(ix.n)-df+0.5)/(df+0.5)))
 	}
+	ix.syn = buildSynonyms(&stemmer{cache: make(map[string]string)})
 	ix.stems = st.cache
 	ix.sorted = make([]string, 0, len(ix.terms))
 	for t := range ix.terms {
@@ -285,22 +293,12 @@ type qterm struct {
 	weight float64
 }
 
-// queryTerms returns the distinct index terms of a query with their
-// weights. Each query stem is also matched to index terms that extend it
-// or that it extends by a few letters (financ ~ financi, crypto ~
-// cryptocurr): a truncation match that catches derivations the stemmer
-// leaves apart.
-func (ix *index) queryTerms(query string) []qterm {
-	var out []qterm
-	add := func(id int32, w float64) {
-		for i := range out {
-			if out[i].id == id {
-				out[i].weight = max(out[i].weight, w)
-				return
-			}
-		}
-		out = append(out, qterm{id, w})
-	}
+// queryTerms returns the query's term groups: for each distinct query
+// word, its index term at weight 1 and the index terms it also matches at
+// lower weight (lexicon synonyms, truncation matches). A document scores
+// the best match of each group, so a word's variants never add up.
+func (ix *index) queryTerms(query string) [][]qterm {
+	var out [][]qterm
 	splitWords(query, func(w string) {
 		if len(w) < 2 || stopWord(w) {
 			return
@@ -309,13 +307,42 @@ func (ix *index) queryTerms(query string) []qterm {
 		if !ok {
 			st = stemWord(w)
 		}
+		var g []qterm
+		add := func(id int32, w float64) {
+			for i := range g {
+				if g[i].id == id {
+					g[i].weight = max(g[i].weight, w)
+					return
+				}
+			}
+			g = append(g, qterm{id, w})
+		}
 		if id, ok := ix.terms[st]; ok {
 			add(id, 1)
+		}
+		for _, s := range ix.syn[st] {
+			if id, ok := ix.terms[s]; ok {
+				add(id, synonymWeight)
+			}
 		}
 		if prefixWeight > 0 && len(st) >= minPrefix && isLetters(st) {
 			ix.prefixMatches(st, func(id int32) { add(id, prefixWeight) })
 		}
+		if len(g) == 0 {
+			return
+		}
+		for _, o := range out {
+			if o[0].id == g[0].id && o[0].weight == g[0].weight {
+				return // the same word again
+			}
+		}
+		out = append(out, g)
 	})
+	if mentionsPath(query) {
+		if id, ok := ix.terms["file"]; ok {
+			out = append(out, []qterm{{id, pathFileWeight}})
+		}
+	}
 	return out
 }
 
@@ -353,7 +380,8 @@ type ranking struct {
 	query      string
 	lowerQuery string
 	terms      []qterm
-	exact      []bool    // by term id: a term of the query itself (weight 1)
+	exact      []bool // by term id: a term of the query itself (weight 1)
+	qw         []float64
 	base       []float64 // BM25F score by document
 	touched    []int32   // documents with a positive base score
 	serverHit  []int8    // by server id: 0 unknown, 1 no, 2 the query names the server
@@ -361,25 +389,61 @@ type ranking struct {
 
 // newRanking computes the BM25F base scores of query.
 func (ix *index) newRanking(query string) *ranking {
-	r := &ranking{ix: ix, query: query, terms: ix.queryTerms(query)}
-	if len(r.terms) == 0 {
+	groups := ix.queryTerms(query)
+	r := &ranking{ix: ix, query: query}
+	if len(groups) == 0 {
 		return r
 	}
 	r.exact = make([]bool, len(ix.terms))
-	for _, q := range r.terms {
-		if q.weight == 1 {
-			r.exact[q.id] = true
+	r.qw = make([]float64, len(ix.terms))
+	for _, g := range groups {
+		for _, q := range g {
+			if q.weight == 1 {
+				r.exact[q.id] = true
+			}
+			r.qw[q.id] = max(r.qw[q.id], q.weight)
+			r.terms = append(r.terms, q)
 		}
 	}
 	r.base = make([]float64, ix.n)
-	for _, q := range r.terms {
-		idf := q.weight * float64(ix.idf[q.id])
-		for _, p := range ix.postings[q.id] {
-			if r.base[p.doc] == 0 {
-				r.touched = append(r.touched, p.doc)
+	var best []float64
+	var bestDocs []int32
+	const k1 = bm25K1
+	for _, g := range groups {
+		if len(g) == 1 {
+			for _, q := range g {
+				idf := q.weight * float64(ix.idf[q.id])
+				for _, p := range ix.postings[q.id] {
+					if r.base[p.doc] == 0 {
+						r.touched = append(r.touched, p.doc)
+					}
+					tf := float64(p.tf)
+					r.base[p.doc] += idf * tf * (k1 + 1) / (tf + k1)
+				}
 			}
-			tf := float64(p.tf)
-			r.base[p.doc] += idf * tf * (bm25K1 + 1) / (tf + bm25K1)
+			continue
+		}
+		if best == nil {
+			best = make([]float64, ix.n)
+		}
+		bestDocs = bestDocs[:0]
+		for _, q := range g {
+			idf := q.weight * float64(ix.idf[q.id])
+			for _, p := range ix.postings[q.id] {
+				tf := float64(p.tf)
+				v := idf * tf * (k1 + 1) / (tf + k1)
+				if best[p.doc] == 0 {
+					bestDocs = append(bestDocs, p.doc)
+				}
+				best[p.doc] = max(best[p.doc], v)
+			}
+		}
+		for _, d := range bestDocs {
+			if r.base[d] == 0 {
+				r.touched = append(r.touched, d)
+			}
+			r.base[d] += best[d]
+			best[d] = 0
 		}
 	}
 	return r
@@ -398,12 +462,14 @@ func (r *ranking) score(d int32) float64 {
 	}
 	if names := ix.nameTerms[d]; len(names) > 0 {
 		hit := 0
+		cov := 0.0
 		for _, term := range names {
 			if r.exact[term] {
 				hit++
 			}
+			cov += r.qw[term]
 		}
-		s *= 1 + nameCoverageBoost*float64(hit)/float64(len(names))
+		s *= 1 + nameCoverageBoost*cov/float64(len(names))
 		if hit == len(names) && len(ix.lowerNames[d]) >= 4 {
 			if r.lowerQuery == "" {
 				r.lowerQuery = lowerASCII(r.query)
@@ -534,4 +600,13 @@ func better(a, b scored) bool {
 		return a.score > b.score
 	}
 	return a.doc < b.doc
+}
+
+func mentionsPath(q string) bool {
+	for _, f := range strings.Fields(q) {
+		if len(f) > 2 && (f[0] == '/' || strings.HasPrefix(f, "~/") || strings.HasPrefix(f, "./")) {
+			return true
+		}
+	}
+	return false
 }

@@ -68,7 +68,9 @@ func stopWord(w string) bool {
 	switch w {
 	case "please", "can", "could", "would", "will", "shall", "also", "via",
 		"using", "use", "used", "given", "provided", "e", "g", "eg", "etc",
-		"want", "need", "like", "let", "us", "able", "may", "might", "must":
+		"want", "need", "like", "let", "us", "able", "may", "might", "must",
+		"help", "tell", "give", "know", "kindly", "thanks", "thank", "hi", "hello", "hey",
+		"just", "really", "maybe", "something", "anything", "thing", "things":
 		return true
 	}
 	return false

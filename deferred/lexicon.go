@@ -1,0 +1,49 @@
+package deferred
+
+import (
+	_ "embed"
+	"strings"
+)
+
+//go:embed lexicon.txt
+var lexiconText string
+
+// synonyms maps each stemmed lexicon word to the other stemmed words of
+// its groups.
+func buildSynonyms(st *stemmer) map[string][]string {
+	out := make(map[string][]string)
+	for line := range strings.Lines(lexiconText) {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		var group []string
+		for _, w := range strings.Fields(line) {
+			s := st.stem(w)
+			dup := false
+			for _, g := range group {
+				dup = dup || g == s
+			}
+			if !dup {
+				group = append(group, s)
+			}
+		}
+		for _, a := range group {
+			for _, b := range group {
+				if a != b {
+					out[a] = appendUnique(out[a], b)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func appendUnique(s []string, v string) []string {
+	for _, x := range s {
+		if x == v {
+			return s
+		}
+	}
+	return append(s, v)
+}
