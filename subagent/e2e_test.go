@@ -59,7 +59,7 @@ func (b *barrier) wait() bool {
 
 // runLead runs a lead agent whose first answer is calls and whose second
 // sums up, with the task tool bound and the limit middleware in place.
-func runLead(t *testing.T, h *harness, calls []model.ToolCall, limits subagent.Limits) ([]agent.Event, *agent.Outcome) {
+func runLead(t testing.TB, h *harness, calls []model.ToolCall, limits subagent.Limits) ([]agent.Event, *agent.Outcome) {
 	t.Helper()
 	lead := modeltest.FromScript(modeltest.Script{
 		Turns: []modeltest.Turn{{Text: "Delegating.", ToolCalls: calls}},
