@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/signal"
 	"strings"
 	"testing"
 
@@ -11,12 +12,19 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// TestMain lets the test binary double as a stdio MCP server (the re-exec
-// trick), so CLI tests talk to a real MCP peer over a real pipe.
+// TestMain lets the test binary double as a stdio MCP server and as the
+// antler binary itself (the re-exec trick), so CLI tests talk to a real
+// MCP peer over a real pipe and run `antler` as a real process.
 func TestMain(m *testing.M) {
-	if os.Getenv("ANTLER_CLI_TEST_MCP_SERVER") == "1" {
+	switch {
+	case os.Getenv("ANTLER_CLI_TEST_MCP_SERVER") == "1":
 		serveFakeMCP()
 		return
+	case os.Getenv("ANTLER_CLI_TEST_MAIN") == "1":
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		code := Main(ctx, os.Args[1:], nil)
+		stop()
+		os.Exit(code)
 	}
 	os.Exit(m.Run())
 }
