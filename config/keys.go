@@ -17,7 +17,7 @@ const (
 // sectionKind classifies a top-level key of config.yaml.
 func sectionKind(name string) int {
 	switch name {
-	case "acp_agents", "config_version", "database", "loop_detection", "models",
+	case "acp_agents", "config_version", "database", "gateway", "loop_detection", "models",
 		"read_before_write", "sandbox", "skill_evolution", "skill_scan", "skills",
 		"subagents", "tool_groups", "tool_output", "tool_search", "tools", "uploads":
 		return sectionImplemented

@@ -1,0 +1,25 @@
+package config
+
+// Gateway is Antler's own gateway section (`antler serve`). DeerFlow has
+// no such section; its gateway authenticates with its own user database.
+//
+//	gateway:
+//	  tokens:
+//	    - token: $ANTLER_TOKEN_ALICE
+//	      user_id: alice
+//	      admin: true
+type Gateway struct {
+	// Tokens map bearer tokens to users. None means the gateway serves one
+	// default user and listens on loopback only.
+	Tokens []GatewayToken `yaml:"tokens"`
+}
+
+// GatewayToken is one entry of gateway.tokens.
+type GatewayToken struct {
+	// Token is the bearer token (usually a $VAR).
+	Token string `yaml:"token"`
+	// UserID is the user the token authenticates.
+	UserID string `yaml:"user_id"`
+	// Admin may manage process-wide settings (MCP servers, public skills).
+	Admin bool `yaml:"admin"`
+}

@@ -1,0 +1,110 @@
+package gateway
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/antlerhq/antler/toolset"
+)
+
+// healthz is GET /healthz (no authentication).
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
+}
+
+// notFound answers unknown paths in FastAPI's shape.
+func notFound(w http.ResponseWriter, _ *http.Request) {
+	writeError(w, http.StatusNotFound, "Not Found")
+}
+
+// listModels is GET /api/models: the configured models without their
+// provider options (keys never leave the server).
+func (s *Server) listModels(w http.ResponseWriter, _ *http.Request, _ *principal) {
+	out := make([]any, 0, len(s.cfg.Models))
+	for _, m := range s.cfg.Models {
+		display := m.DisplayName
+		if display == "" {
+			display = m.Name
+		}
+		out = append(out, map[string]any{"name": m.Name, "model": m.Model, "display_name": display,
+			"description": nilIfEmpty(m.Description), "supports_thinking": m.SupportsThinking,
+			"supports_reasoning_effort": m.SupportsReasoningEffort, "supports_vision": m.SupportsVision})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"models": out, "token_usage": map[string]any{"enabled": false}})
+}
+
+// features is GET /api/features.
+func (s *Server) features(w http.ResponseWriter, _ *http.Request, _ *principal) {
+	writeJSON(w, http.StatusOK, map[string]any{
+		"agents_api":      map[string]any{"enabled": s.opts.Agents != nil},
+		"browser_control": map[string]any{"enabled": false},
+		"mcp_tasks":       map[string]any{"enabled": false},
+	})
+}
+
+// suggestionsConfig is GET /api/suggestions/config: off, so the frontend
+// does not ask for follow-up suggestions.
+func (s *Server) suggestionsConfig(w http.ResponseWriter, _ *http.Request, _ *principal) {
+	writeJSON(w, http.StatusOK, map[string]any{"enabled": false, "max_suggestions": 3})
+}
+
+// me is GET /api/v1/auth/me: the caller, in the shape DeerFlow's
+// frontend validates (an email-like address is required).
+func (s *Server) me(w http.ResponseWriter, _ *http.Request, u *principal) {
+	role := "user"
+	if u.Admin {
+		role = "admin"
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": u.ID, "email": u.ID + "@antler.local", "system_role": role,
+		"needs_setup": false, "oauth_provider": nil})
+}
+
+// toolJSON is one element of GET /api/tools, the same as
+// `antler tools list --json`.
+type toolJSON struct {
+	Name        string          `json:"name"`
+	Source      toolset.Source  `json:"source"`
+	Group       string          `json:"group"`
+	Deferred    bool            `json:"deferred"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+// listTools is GET /api/tools[?model=&groups=a,b&subagents=1&no_mcp=1]:
+// the assembled tool list in bound order, as `antler tools list --json`.
+// groups absent keeps all groups, present and empty keeps none.
+func (s *Server) listTools(w http.ResponseWriter, r *http.Request, _ *principal) {
+	q := r.URL.Query()
+	opts := toolset.Options{ModelName: q.Get("model"), IncludeMCP: true}
+	if b, err := strconv.ParseBool(q.Get("no_mcp")); err == nil && b {
+		opts.IncludeMCP = false
+	}
+	if b, err := strconv.ParseBool(q.Get("subagents")); err == nil {
+		opts.SubagentEnabled = b
+	}
+	if q.Has("groups") {
+		opts.Groups = []string{}
+		for _, g := range strings.Split(q.Get("groups"), ",") {
+			if g = strings.TrimSpace(g); g != "" {
+				opts.Groups = append(opts.Groups, g)
+			}
+		}
+	}
+	ts, err := s.opts.Factory.Assembler.Assemble(r.Context(), opts)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "Cannot assemble tools: %v", err)
+		return
+	}
+	out := make([]toolJSON, 0, len(ts.Entries))
+	for _, e := range ts.Entries {
+		schema := e.Tool.InputSchema
+		if len(schema) == 0 {
+			schema = json.RawMessage(`{"type":"object"}`)
+		}
+		out = append(out, toolJSON{Name: e.Tool.Name, Source: e.Source, Group: e.Group, Deferred: e.Deferred,
+			Description: e.Tool.Description, InputSchema: schema})
+	}
+	writeJSON(w, http.StatusOK, out)
+}

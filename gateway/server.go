@@ -1,0 +1,267 @@
+package gateway
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/antlerhq/antler/agent"
+	"github.com/antlerhq/antler/config"
+	"github.com/antlerhq/antler/customagent"
+	"github.com/antlerhq/antler/skills"
+	"github.com/antlerhq/antler/store"
+	"github.com/antlerhq/antler/tool"
+	"github.com/antlerhq/antler/vpath"
+)
+
+// Defaults of Options.
+const (
+	// DefaultUser is the user served when no tokens are configured.
+	DefaultUser = "default"
+	// DefaultHeartbeat is the interval of SSE heartbeat comments on a
+	// silent stream.
+	DefaultHeartbeat = 15 * time.Second
+	// DefaultMaxBodyBytes bounds JSON request bodies.
+	DefaultMaxBodyBytes = 4 << 20
+	// DefaultAddr is where `antler serve` listens.
+	DefaultAddr = "127.0.0.1:2026"
+)
+
+// CacheResetter drops cached MCP tools and sessions
+// (*mcptools.Manager implements it).
+type CacheResetter interface{ Reset() }
+
+// Options configure a Server. Config, Store, Factory.Assembler and Layout
+// are required; every other zero value is documented.
+type Options struct {
+	// Config is the loaded config.yaml: the models list and the upload
+	// limits. Required.
+	Config *config.Config
+	// Store persists threads, checkpoints and runs. Required. The gateway
+	// reads and writes it only through the store.Store interface, so any
+	// implementation (SQLite, Postgres) plugs in.
+	Store store.Store
+	// Factory configures the lead-agent factory that builds every run's
+	// agent. Factory.Assembler is required; the gateway sets
+	// Factory.Store to Store and adds its own model middleware (message
+	// ids for streamed deltas).
+	Factory agent.FactoryOptions
+	// Layout maps virtual paths to the per-user, per-thread host folders
+	// (artifacts, uploads). Required.
+	Layout *vpath.Layout
+	// Agents stores custom agents; nil disables the agents routes (403,
+	// and /api/features says agents_api is off).
+	Agents *customagent.Store
+	// Skills discovers skills; nil lists none and refuses toggles.
+	Skills *skills.Store
+	// ExtensionsPath is the extensions_config.json the MCP and skills
+	// admin routes write (atomically); "" makes them read-only and empty.
+	ExtensionsPath string
+	// StdioAllowlist extends DefaultStdioAllowlist, the commands a stdio
+	// MCP server written through the API may run (DeerFlow reads it from
+	// DEER_FLOW_MCP_STDIO_COMMAND_ALLOWLIST).
+	StdioAllowlist []string
+	// MCP is reset after an MCP configuration change and by
+	// POST /api/mcp/cache/reset; nil means nothing to reset.
+	MCP CacheResetter
+	// Tokens map bearer tokens to users (config gateway.tokens). None
+	// means every request is DefaultUserID, an admin; the caller must then
+	// listen on loopback only (RequiresLoopback).
+	Tokens []config.GatewayToken
+	// DefaultUserID is the user served without tokens; "" means
+	// DefaultUser.
+	DefaultUserID string
+	// RunLocks grants one active run per thread; nil means an in-process
+	// LocalRunLocks (enough for one gateway process).
+	RunLocks RunLocks
+	// Heartbeat is the SSE heartbeat interval; 0 means DefaultHeartbeat.
+	Heartbeat time.Duration
+	// MaxBodyBytes bounds JSON request bodies; 0 means
+	// DefaultMaxBodyBytes. Uploads are bounded by config's uploads
+	// section instead.
+	MaxBodyBytes int64
+	// Logger receives request failures and run diagnostics; nil discards.
+	Logger *slog.Logger
+}
+
+// Server serves the gateway API. Create it with New, serve Handler, and
+// call Close to cancel the runs in flight and wait for them.
+type Server struct {
+	// immutable after New
+	opts      Options
+	cfg       *config.Config
+	store     store.Store
+	factory   *agent.Factory
+	layout    *vpath.Layout
+	locks     RunLocks
+	logger    *slog.Logger
+	tokens    map[[32]byte]*principal
+	defUser   *principal
+	heartbeat time.Duration
+	maxBody   int64
+	handler   http.Handler
+	baseCtx   context.Context
+	stop      context.CancelFunc
+
+	mu     sync.RWMutex    // guards runs and closed
+	runs   map[string]*run // active runs by id
+	closed bool
+	wg     sync.WaitGroup // run goroutines
+
+	extMu sync.Mutex // held for every read-modify-write of the extensions file
+}
+
+// New checks opts and returns a Server.
+func New(opts Options) (*Server, error) {
+	switch {
+	case opts.Config == nil:
+		return nil, errors.New("gateway: no configuration")
+	case opts.Store == nil:
+		return nil, errors.New("gateway: no store")
+	case opts.Factory.Assembler == nil:
+		return nil, errors.New("gateway: no tool assembler")
+	case opts.Layout == nil:
+		return nil, errors.New("gateway: no path layout")
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{
+		opts:      opts,
+		cfg:       opts.Config,
+		store:     opts.Store,
+		layout:    opts.Layout,
+		locks:     opts.RunLocks,
+		logger:    logger,
+		heartbeat: cmp.Or(opts.Heartbeat, DefaultHeartbeat),
+		maxBody:   cmp.Or(opts.MaxBodyBytes, DefaultMaxBodyBytes),
+		runs:      map[string]*run{},
+	}
+	if s.locks == nil {
+		s.locks = NewLocalRunLocks()
+	}
+	var err error
+	if s.tokens, err = tokenTable(opts.Tokens); err != nil {
+		return nil, err
+	}
+	defID := cmp.Or(opts.DefaultUserID, DefaultUser)
+	if !vpath.ValidID(defID) {
+		return nil, fmt.Errorf("gateway: default user %q is not a valid user id", defID)
+	}
+	s.defUser = &principal{ID: defID, Admin: true}
+
+	fo := opts.Factory
+	fo.Store = &observedStore{Store: opts.Store, onCheckpoint: s.onCheckpoint}
+	fo.Config = cmp.Or(fo.Config, opts.Config)
+	fo.ModelMiddlewares = append([]tool.ModelMiddleware{s.stampMessages}, slices.Clone(fo.ModelMiddlewares)...)
+	if fo.Logger == nil {
+		fo.Logger = logger
+	}
+	if s.factory, err = agent.NewFactory(fo); err != nil {
+		return nil, err
+	}
+	s.baseCtx, s.stop = context.WithCancel(context.Background())
+	s.handler = s.routes()
+	return s, nil
+}
+
+// Handler returns the HTTP handler of every route. Paths under
+// /api/langgraph/ are served as if that prefix were /api.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// RequiresLoopback reports whether the server runs without tokens, so
+// that it must listen on a loopback address only.
+func (s *Server) RequiresLoopback() bool { return len(s.tokens) == 0 }
+
+// DefaultUserID is the user served when no tokens are configured.
+func (s *Server) DefaultUserID() string { return s.defUser.ID }
+
+// Close cancels every run in flight, waits for their goroutines to end
+// and refuses new runs. It does not close the store. It is safe to call
+// more than once.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	for _, r := range s.runs {
+		r.requestCancel()
+	}
+	s.mu.Unlock()
+	s.stop()
+	s.wg.Wait()
+	return nil
+}
+
+// Timeouts of the http.Server that Serve runs. There is no write
+// timeout: a stream lasts as long as its run (streams clear their read
+// deadline too).
+const (
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = 10 * time.Minute // whole request, uploads included
+	idleTimeout       = 2 * time.Minute
+	maxHeaderBytes    = 64 << 10
+	shutdownGrace     = 30 * time.Second
+)
+
+// Serve serves Handler on ln until ctx is done, then shuts down
+// gracefully: it stops accepting connections, cancels the runs in flight
+// (their streams end with an end frame) and waits up to 30 s for open
+// requests. It returns nil after a shutdown caused by ctx.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
+	}
+	srv.RegisterOnShutdown(func() { _ = s.Close() })
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		_ = s.Close()
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	_ = s.Close()
+	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	return err
+}
+
+// stripLangGraph serves /api/langgraph/... as /api/....
+func stripLangGraph(next http.Handler) http.Handler {
+	const prefix = "/api/langgraph"
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rest, ok := strings.CutPrefix(r.URL.Path, prefix)
+		if !ok || (rest != "" && rest[0] != '/') {
+			next.ServeHTTP(w, r)
+			return
+		}
+		r2 := new(http.Request)
+		*r2 = *r
+		u := *r.URL
+		u.Path = "/api" + rest
+		if raw, ok := strings.CutPrefix(u.RawPath, prefix); ok {
+			u.RawPath = "/api" + raw
+		} else {
+			u.RawPath = ""
+		}
+		r2.URL = &u
+		next.ServeHTTP(w, r2)
+	})
+}
