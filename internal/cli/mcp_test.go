@@ -38,6 +38,12 @@ type repoIn struct {
 }
 
 func serveFakeMCP() {
+	if log := os.Getenv("ANTLER_CLI_TEST_MCP_STARTS"); log != "" {
+		if f, err := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			f.WriteString("start\n")
+			f.Close()
+		}
+	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "get_weather", Description: "Get the current weather forecast for a city."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in weatherIn) (*mcp.CallToolResult, any, error) {
