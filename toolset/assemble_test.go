@@ -257,3 +257,46 @@ func ExampleRegistry() {
 	fmt.Println(r.ToolUses())
 	// Output: [mycorp.tools:shout mycorp:shout]
 }
+
+// Reference §15 case 8. DeerFlow wraps async-only tools so they can be
+// called synchronously from inside a running event loop. In Go every tool
+// of every source is a blocking call that honours its context, so a tool
+// can be called from inside another call (as the loop and subagents do),
+// concurrently, with no wrapper.
+func TestCase8_EveryToolIsABlockingCallableHandler(t *testing.T) {
+	cfg := mustConfig(t, baseConfig+"acp_agents:\n  a: {command: x, description: d}\ntools:\n  - {name: x, group: g, use: fake:x}\n")
+	a := &toolset.Assembler{Registry: fakeRegistry(nil), Env: &toolset.Env{Config: cfg}, Builtins: allBuiltins,
+		MCP: &fakeMCP{tools: []*tool.Tool{fakeTool("srv_a")}},
+		ACP: func(context.Context, *config.Config) (*tool.Tool, error) { return fakeTool("invoke_acp_agent"), nil }}
+	ts, err := a.Assemble(t.Context(), toolset.Options{IncludeMCP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	outer := func(ctx context.Context, c *tool.Call, _ json.RawMessage) (*tool.Result, error) {
+		var texts []string
+		results := make(chan string, len(ts.Entries))
+		for _, e := range ts.Entries {
+			go func() {
+				r, err := e.Tool.Handler(ctx, c, json.RawMessage(`{}`))
+				if err != nil {
+					results <- "error: " + err.Error()
+					return
+				}
+				results <- r.TextContent()
+			}()
+		}
+		for range ts.Entries {
+			texts = append(texts, <-results)
+		}
+		return tool.Text(strings.Join(texts, ",")), nil
+	}
+	res, err := outer(t.Context(), &tool.Call{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"x", "present_files", "srv_a", "invoke_acp_agent"} {
+		if !strings.Contains(res.TextContent(), name) {
+			t.Errorf("nested call results %q lack %s", res.TextContent(), name)
+		}
+	}
+}
