@@ -284,3 +284,43 @@ func TestWorkersBound(t *testing.T) {
 		t.Errorf("%d tasks ran at once, want at most 2 workers", peak)
 	}
 }
+
+// Loop detection's forced stop keeps the answer: completed, loop_capped.
+func TestLoopCapped(t *testing.T) {
+	m := modeltest.FromScript(modeltest.Script{Rules: []modeltest.Rule{
+		{Reply: modeltest.Turn{Text: "checking", ToolCalls: []model.ToolCall{{Name: "ls", Arguments: json.RawMessage(`{"path":"/"}`)}}}}}})
+	h := newHarness(t, baseConfig, map[string]model.ChatModel{"worker": m}, nil)
+	var rec recorder
+	res, err := h.callTask(t.Context(), &rec, nil, `{"description":"d","prompt":"p","subagent_type":"general-purpose"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.TextContent(); !strings.HasPrefix(got, "Task Succeeded (capped: repeated tool-call loop). Result: checking") {
+		t.Errorf("content = %q", got)
+	}
+	if res.Meta[builtin.MetaSubagentStopReason] != "loop_capped" {
+		t.Errorf("meta = %v", res.Meta)
+	}
+}
+
+// Past warn_threshold the next request carries one budget warning.
+func TestTokenBudgetWarns(t *testing.T) {
+	u := &model.Usage{InputTokens: 700, OutputTokens: 100, TotalTokens: 800}
+	m := modeltest.New(
+		modeltest.Turn{ToolCalls: []model.ToolCall{{Name: "ls"}}, Usage: u},
+		modeltest.Turn{Text: "done", Usage: &model.Usage{}})
+	yaml := baseConfig + "subagents:\n  token_budget: {max_tokens: 1000, warn_threshold: 0.7}\n"
+	h := newHarness(t, yaml, map[string]model.ChatModel{"worker": m}, nil)
+	var rec recorder
+	res, err := h.callTask(t.Context(), &rec, nil, `{"description":"d","prompt":"p","subagent_type":"general-purpose"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.TextContent() != "Task Succeeded. Result: done" {
+		t.Errorf("content = %q", res.TextContent())
+	}
+	last := modeltest.LastMessage(m.Requests()[1])
+	if last.Role != model.RoleUser || !strings.Contains(last.Content, "TOKEN BUDGET WARNING") || !strings.Contains(last.Content, "800 of your 1000") {
+		t.Errorf("second request ends with %+v", last)
+	}
+}
