@@ -321,7 +321,7 @@ func (f *Factory) Build(ctx context.Context, req Request) (*Lead, error) {
 			return nil, fmt.Errorf("agent: skills prompt: %w", err)
 		}
 	}
-	maxConc := cmp.Or(req.MaxConcurrentSubagents, 3)
+	maxConc := cmp.Or(req.MaxConcurrentSubagents, cfg.Subagents.MaxConcurrent, 3)
 	maxTotal := cmp.Or(req.MaxTotalSubagents, cfg.Subagents.MaxTotalPerRun)
 	_, hasTask := ts.Lookup(toolset.Task)
 	_, hasClar := ts.Lookup(ClarificationToolName)
@@ -393,6 +393,11 @@ func (f *Factory) Build(ctx context.Context, req Request) (*Lead, error) {
 		"agent_name": cmp.Or(req.AgentName, "default"), "model_name": mcfg.Name, "thinking_enabled": thinking,
 		"is_plan_mode": false, "subagent_enabled": req.SubagentEnabled, "tool_groups": toolGroups,
 		"available_skills": skillsMeta,
+	}
+	// The task tool passes these on to subagents.
+	rc[contextToolGroups], rc[contextAvailableSkills] = toolGroups, skillsMeta
+	if req.MaxTotalSubagents != 0 {
+		rc[contextMaxTotalSubagents] = req.MaxTotalSubagents
 	}
 	f.logger.Info("lead agent built", "agent", cmp.Or(req.AgentName, "default"), "model", mcfg.Name,
 		"thinking", thinking, "tools", len(ts.Entries), "subagents", req.SubagentEnabled)

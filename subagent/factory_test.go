@@ -24,8 +24,8 @@ func (l loader) LoadAgent(_ context.Context, _, name string) (*agent.AgentSpec, 
 }
 
 // The lead-agent factory wired as the package documents: the executor's
-// task tool among the assembler's built-ins, LimitHook as SubagentLimit,
-// and StampSubagentContext before the run. The custom agent's tool groups
+// task tool among the assembler's built-ins and LimitHook as
+// SubagentLimit. The custom agent's tool groups
 // and skills reach the subagent.
 func TestFactoryWiring(t *testing.T) {
 	// One model serves both: with task bound it is the lead, without it
@@ -50,7 +50,6 @@ func TestFactoryWiring(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lead.StampSubagentContext()
 	out, err := lead.Agent.Invoke(t.Context(), lead.Input(model.UserText("go")), nil)
 	if err != nil {
 		t.Fatal(err)

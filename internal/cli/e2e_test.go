@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -221,5 +222,45 @@ func TestE2ECancellation(t *testing.T) {
 	}
 	if time.Since(start) > 30*time.Second {
 		t.Errorf("cancellation was not prompt: the run waited for the model")
+	}
+}
+
+// The lead delegates with task; the subagent (which never has task bound)
+// answers; the lead receives the result and the task events stream.
+func TestE2ESubagentTask(t *testing.T) {
+	answer := func(req *model.Request) modeltest.Turn {
+		isLead := slices.ContainsFunc(req.Tools, func(d model.ToolDefinition) bool { return d.Name == "task" })
+		last := req.Messages[len(req.Messages)-1]
+		switch {
+		case !isLead:
+			return modeltest.Turn{Text: "subagent found 3 files"}
+		case last.Role == model.RoleUser:
+			return modeltest.Turn{ToolCalls: []model.ToolCall{toolCall("t1", "task",
+				`{"description":"count files","prompt":"count the files","subagent_type":"general-purpose"}`)}}
+		default:
+			return modeltest.Turn{Text: "lead saw: " + last.Content}
+		}
+	}
+	server := modeltest.NewScriptServer(t, modeltest.Script{Rules: []modeltest.Rule{{Reply: modeltest.Turn{Func: answer}}}})
+	cfg, home := e2eConfig(t, server.URL)
+	code, out, errOut := antlerProcess(t, "--config", cfg, "--home", home, "run", "--json", "--subagents", "--thread", "t1", "how many files?")
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errOut, out)
+	}
+	var types []string
+	var final string
+	for _, ev := range parseEvents(t, out) {
+		if strings.HasPrefix(ev.Type, "task_") {
+			types = append(types, ev.Type)
+		}
+		if ev.Type == "message" && ev.Message != nil && ev.Message.Role == model.RoleAssistant {
+			final = ev.Message.Content
+		}
+	}
+	if len(types) < 2 || types[0] != "task_started" || types[len(types)-1] != "task_completed" {
+		t.Errorf("task events %v", types)
+	}
+	if !strings.Contains(final, "subagent found 3 files") {
+		t.Errorf("lead's final answer %q lacks the subagent's result", final)
 	}
 }

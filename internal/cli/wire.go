@@ -16,6 +16,7 @@ import (
 	"github.com/antlerhq/antler/sandbox"
 	"github.com/antlerhq/antler/skills"
 	"github.com/antlerhq/antler/store"
+	"github.com/antlerhq/antler/subagent"
 	"github.com/antlerhq/antler/tool"
 	"github.com/antlerhq/antler/toolset"
 	"github.com/antlerhq/antler/vpath"
@@ -33,6 +34,8 @@ type services struct {
 	agents     *customagent.Store
 	builtins   map[string]*tool.Tool
 	store      store.Store // opened on first use by openStore
+	policy     *skills.Policy
+	subagents  *subagent.Executor
 	// mcpProgress shows MCP discovery on a terminal.
 	mcpProgress *mcpProgress
 }
@@ -93,6 +96,7 @@ func (a *app) wire(ctx context.Context) error {
 			Logger:             a.logger,
 		})
 	}
+	a.policy = skills.NewPolicy(skills.PolicyOptions{Store: a.skills, Logger: a.logger})
 	a.assembler = &toolset.Assembler{
 		Registry: a.g.opts.Registry,
 		Env:      a.env,
@@ -101,6 +105,22 @@ func (a *app) wire(ctx context.Context) error {
 		ACP:      a.acp.Tool,
 		Logger:   a.logger,
 	}
+	// The task tool's executor assembles subagents' tools with the same
+	// assembler (never with task: no recursion), so it is added to the
+	// built-ins after both exist and before the first assembly.
+	a.subagents, err = subagent.New(subagent.Options{
+		Assembler:        a.assembler,
+		Config:           a.cfg,
+		Skills:           a.skillsSection,
+		ToolMiddlewares:  a.toolMiddlewares(),
+		ModelMiddlewares: a.modelMiddlewares(),
+		Logger:           a.logger,
+	})
+	if err != nil {
+		return err
+	}
+	a.onClose(func() error { a.subagents.Close(); return nil })
+	a.builtins[toolset.Task] = builtin.NewTask(a.subagents)
 	return nil
 }
 

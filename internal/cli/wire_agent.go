@@ -11,6 +11,7 @@ import (
 	"github.com/antlerhq/antler/skills"
 	"github.com/antlerhq/antler/store"
 	"github.com/antlerhq/antler/store/sqlite"
+	"github.com/antlerhq/antler/subagent"
 	"github.com/antlerhq/antler/tool"
 	"github.com/antlerhq/antler/toolset"
 )
@@ -38,23 +39,34 @@ func (a *app) openStore() (store.Store, error) {
 // custom agents, setup_agent/update_agent, the skills prompt section and
 // tool policy, image injection, and the store (nil: no persistence).
 func (a *app) newFactory(st store.Store) (*agent.Factory, error) {
-	policy := skills.NewPolicy(skills.PolicyOptions{Store: a.skills, Logger: a.logger})
 	return agent.NewFactory(agent.FactoryOptions{
-		Assembler:  a.assembler,
-		Config:     a.cfg,
-		Agents:     agent.CustomAgents(a.agents),
-		ExtraTools: a.extraTools(),
-		Store:      st,
-		Skills:     a.skillsSection,
-		ToolMiddlewares: []tool.Middleware{
-			policy.ToolMiddleware(),
-		},
-		ModelMiddlewares: []tool.ModelMiddleware{
-			policy.ModelMiddleware(),
-			onlyWhenBound(builtin.ViewImageName, builtin.NewViewImageMiddleware(a.layout)),
-		},
-		Logger: a.logger,
+		Assembler:        a.assembler,
+		Config:           a.cfg,
+		Agents:           agent.CustomAgents(a.agents),
+		ExtraTools:       a.extraTools(),
+		Store:            st,
+		Skills:           a.skillsSection,
+		SubagentLimit:    subagent.LimitHook(a.cfg),
+		ToolMiddlewares:  a.toolMiddlewares(),
+		ModelMiddlewares: a.modelMiddlewares(),
+		Logger:           a.logger,
 	})
+}
+
+// toolMiddlewares are the tool middlewares of the lead and of subagents,
+// outside the agent's own (error handling, deferred guard,
+// clarification).
+func (a *app) toolMiddlewares() []tool.Middleware {
+	return []tool.Middleware{a.policy.ToolMiddleware()}
+}
+
+// modelMiddlewares are the model middlewares of the lead and of
+// subagents: the skills tool policy and image injection.
+func (a *app) modelMiddlewares() []tool.ModelMiddleware {
+	return []tool.ModelMiddleware{
+		a.policy.ModelMiddleware(),
+		onlyWhenBound(builtin.ViewImageName, builtin.NewViewImageMiddleware(a.layout)),
+	}
 }
 
 // skillsSection renders the <skill_system> prompt section of a user's
