@@ -15,6 +15,8 @@ import (
 	"github.com/antlerhq/antler/thread"
 )
 
+func urlOf(t *testing.T) string { return pgtest.URL(t) }
+
 // open returns a store in a fresh schema, closed when the test ends.
 func open(t *testing.T) *postgres.Store {
 	t.Helper()
