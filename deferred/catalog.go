@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"slices"
@@ -57,23 +58,27 @@ func catalogHash(tools []*tool.Tool) string {
 	sorted := slices.Clone(tools)
 	slices.SortFunc(sorted, func(a, b *tool.Tool) int { return cmp.Compare(a.Name, b.Name) })
 	h := sha256.New()
+	// Fields are copied into one buffer that is hashed when full: one
+	// streaming pass, no per-field allocation.
+	buf := make([]byte, 0, 64<<10)
+	field := func(s []byte, str string) {
+		l := uint64(len(s) + len(str))
+		buf = binary.LittleEndian.AppendUint64(buf, l)
+		buf = append(buf, s...)
+		buf = append(buf, str...)
+		if len(buf) >= 48<<10 {
+			h.Write(buf)
+			buf = buf[:0]
+		}
+	}
 	for _, t := range sorted {
 		// Length-prefixed fields, so that no two lists hash alike.
-		writeField(h, t.Name)
-		writeField(h, t.Description)
-		writeField(h, string(parametersOf(t)))
+		field(nil, t.Name)
+		field(nil, t.Description)
+		field(parametersOf(t), "")
 	}
+	h.Write(buf)
 	return hex.EncodeToString(h.Sum(nil))[:16]
-}
-
-func writeField(h interface{ Write([]byte) (int, error) }, s string) {
-	var n [8]byte
-	l := uint64(len(s))
-	for i := range n {
-		n[i] = byte(l >> (8 * i))
-	}
-	h.Write(n[:])
-	h.Write([]byte(s))
 }
 
 // emptyParameters is the schema of a tool that declares none.
@@ -195,7 +200,7 @@ func (c *Catalog) required(s string, limit int) []*tool.Tool {
 		cr := compileCatalogRegex(rest)
 		rk := c.ix.newRanking(rest)
 		for i, cand := range cands {
-			n := cr.count(c.ix.texts[cand.doc], c.ix.lowerTexts[cand.doc])
+			n := cr.count(c.ix.text(cand.doc), c.ix.lowerTexts[cand.doc])
 			// Regex matches rank first (DeerFlow's order); relevance, below
 			// 1 after squashing, breaks ties and ranks the rest.
 			r := rk.score(cand.doc)

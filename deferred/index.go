@@ -1,13 +1,8 @@
 package deferred
 
 import (
-	"math"
 	"slices"
 	"strings"
-
-	"github.com/tidwall/gjson"
-
-	"github.com/antlerhq/antler/tool"
 )
 
 // The fields of a tool that ranked search reads.
@@ -72,7 +67,8 @@ type index struct {
 	terms    map[string]int32 // term → id
 	postings [][]posting      // by term id
 	idf      []float32        // by term id
-	stems    map[string]string
+	words    map[string]int32 // lowercased word → term id, -1 when dropped
+	termStr  []string         // by term id
 	syn      map[string][]string
 	sorted   []string // the terms, sorted, for prefix matches
 
@@ -81,188 +77,16 @@ type index struct {
 	server      []int32   // by doc: server id, -1 for none
 	serverTerms [][]int32 // by server id: distinct terms of the server name
 
-	// texts is "name description" of each tool, what DeerFlow's regex
-	// searched; rawRuns maps each lowercased letter/digit run of the texts
-	// to the documents containing it, to pre-filter regex candidates.
-	texts      []string
-	lowerTexts []string
+	// lowerTexts is "name description" of each tool, lowercased (see
+	// text); the run index maps each lowercased letter/digit run of the
+	// texts to the documents containing it, to pre-filter regex
+	// candidates.
 	names      []string
-	rawRuns    map[string][]int32
-	runList    []string
-}
-
-// docFields are the term lists of one tool, by field.
-type docFields [numFields][]int32
-
-func buildIndex(tools []*tool.Tool) *index {
-	ix := &index{
-		n:          len(tools),
-		terms:      make(map[string]int32),
-		nameTerms:  make([][]int32, len(tools)),
-		lowerNames: make([]string, len(tools)),
-		server:     make([]int32, len(tools)),
-		texts:      make([]string, len(tools)),
-		lowerTexts: make([]string, len(tools)),
-		names:      make([]string, len(tools)),
-		rawRuns:    make(map[string][]int32),
-	}
-	st := &stemmer{cache: make(map[string]string)}
-	servers := make(map[string]int32)
-	docs := make([]docFields, len(tools))
-	var totalLen [numFields]float64
-	var scratch []string
-	id := func(term string) int32 {
-		if i, ok := ix.terms[term]; ok {
-			return i
-		}
-		i := int32(len(ix.terms))
-		ix.terms[term] = i
-		return i
-	}
-	ids := func(dst []int32, words []string) []int32 {
-		for _, w := range words {
-			dst = append(dst, id(w))
-		}
-		return dst
-	}
-
-	for d, t := range tools {
-		f := &docs[d]
-		scratch = st.terms(scratch[:0], t.Name)
-		f[fieldName] = ids(nil, scratch)
-		ix.nameTerms[d] = distinct(f[fieldName])
-		ix.lowerNames[d] = lowerASCII(t.Name)
-
-		ix.server[d] = -1
-		if srv := t.Meta["mcp_server"]; srv != "" {
-			sid, ok := servers[srv]
-			if !ok {
-				sid = int32(len(ix.serverTerms))
-				servers[srv] = sid
-				ix.serverTerms = append(ix.serverTerms, distinct(ids(nil, st.terms(nil, srv))))
-			}
-			ix.server[d] = sid
-			f[fieldServer] = ix.serverTerms[sid]
-		}
-
-		scratch = st.terms(scratch[:0], t.Description)
-		f[fieldDescription] = ids(nil, scratch)
-
-		var pn, pd []int32
-		forEachParam(t.InputSchema, func(name, desc string) {
-			pn = ids(pn, st.terms(scratch[:0], name))
-			pd = ids(pd, st.terms(scratch[:0], desc))
-		})
-		f[fieldParamName], f[fieldParamDescription] = pn, pd
-		for k := range numFields {
-			totalLen[k] += float64(len(f[k]))
-		}
-
-		text := t.Name + " " + t.Description
-		ix.texts[d] = text
-		ix.lowerTexts[d] = strings.ToLower(text)
-		ix.names[d] = t.Name
-		addRuns(ix.rawRuns, text, int32(d))
-	}
-
-	var avg [numFields]float64
-	for k := range numFields {
-		avg[k] = max(totalLen[k]/float64(max(len(tools), 1)), 1)
-	}
-	ix.postings = make([][]posting, len(ix.terms))
-	acc := make(map[int32]float64)
-	for d := range docs {
-		clear(acc)
-		for k := range numFields {
-			fp := fieldParams[k]
-			norm := fp.weight / (1 - fp.b + fp.b*float64(len(docs[d][k]))/avg[k])
-			for _, term := range docs[d][k] {
-				acc[term] += norm
-			}
-		}
-		for term, tf := range acc {
-			ix.postings[term] = append(ix.postings[term], posting{doc: int32(d), tf: float32(tf)})
-		}
-	}
-	ix.idf = make([]float32, len(ix.terms))
-	for term, ps := range ix.postings {
-		df := float64(len(ps))
-		ix.idf[term] = float32(math.Log(1 + (float64(ix.n)-df+0.5)/(df+0.5)))
-	}
-	ix.syn = buildSynonyms(&stemmer{cache: make(map[string]string)})
-	ix.stems = st.cache
-	ix.sorted = make([]string, 0, len(ix.terms))
-	for t := range ix.terms {
-		ix.sorted = append(ix.sorted, t)
-	}
-	slices.Sort(ix.sorted)
-	ix.runList = make([]string, 0, len(ix.rawRuns))
-	for r := range ix.rawRuns {
-		ix.runList = append(ix.runList, r)
-	}
-	return ix
-}
-
-// forEachParam calls fn with the name and description of each property
-// of an object schema, and of the properties of object-valued and
-// array-of-object properties one level down.
-func forEachParam(schema []byte, fn func(name, desc string)) {
-	if len(schema) == 0 {
-		return
-	}
-	var walk func(props gjson.Result, depth int)
-	walk = func(props gjson.Result, depth int) {
-		props.ForEach(func(key, value gjson.Result) bool {
-			if !value.IsObject() {
-				return true
-			}
-			// One pass over the property's keys.
-			var desc string
-			var sub, items gjson.Result
-			value.ForEach(func(k, v gjson.Result) bool {
-				switch k.Str {
-				case "description":
-					desc = v.Str
-				case "properties":
-					sub = v
-				case "items":
-					items = v
-				}
-				return true
-			})
-			fn(key.Str, desc)
-			if depth == 0 {
-				if sub.IsObject() {
-					walk(sub, 1)
-				} else if items.IsObject() {
-					if p := items.Get("properties"); p.IsObject() {
-						walk(p, 1)
-					}
-				}
-			}
-			return true
-		})
-	}
-	walk(gjson.GetBytes(schema, "properties"), 0)
-}
-
-// addRuns records doc under each distinct lowercased letter/digit run of
-// text.
-func addRuns(runs map[string][]int32, text string, doc int32) {
-	start := -1
-	for i := 0; i <= len(text); i++ {
-		alnum := i < len(text) && isASCIIAlnum(text[i])
-		if alnum && start < 0 {
-			start = i
-		}
-		if !alnum && start >= 0 {
-			r := lowerASCII(text[start:i])
-			if ps := runs[r]; len(ps) == 0 || ps[len(ps)-1] != doc {
-				runs[r] = append(ps, doc)
-			}
-			start = -1
-		}
-	}
+	descs      []string
+	lowerTexts []string
+	runIDs     map[string]int32 // run → run id
+	runDocs    [][]int32        // by run id: documents, ascending
+	runList    []string         // by run id
 }
 
 func isASCIIAlnum(c byte) bool {
@@ -303,8 +127,13 @@ func (ix *index) queryTerms(query string) [][]qterm {
 		if len(w) < 2 || stopWord(w) {
 			return
 		}
-		st, ok := ix.stems[w]
-		if !ok {
+		var st string
+		if id, ok := ix.words[w]; ok {
+			if id < 0 {
+				return
+			}
+			st = ix.termStr[id]
+		} else {
 			st = stemWord(w)
 		}
 		var g []qterm

@@ -40,13 +40,13 @@ func compileCatalogRegex(query string) *catalogRegex {
 	return cr
 }
 
-// match reports whether s (and, for the fast path, its lowercased form
-// ls) matches.
-func (cr *catalogRegex) match(s, ls string) bool {
+// match reports whether the text text() (and, for the fast path, its
+// lowercased form ls) matches.
+func (cr *catalogRegex) match(text func() string, ls string) bool {
 	if cr.re == nil {
 		return strings.Contains(ls, cr.literal)
 	}
-	return cr.re.MatchString(s)
+	return cr.re.MatchString(text())
 }
 
 // count returns the number of non-overlapping matches in s, as Python's
@@ -129,7 +129,7 @@ func (ix *index) regexCandidates(cr *catalogRegex) ([]int32, bool) {
 		// Intersect the postings of the exact runs, rarest first.
 		var best []int32
 		for i, r := range exact {
-			ps := ix.rawRuns[r]
+			ps := ix.runDocsOf(r)
 			if len(ps) == 0 {
 				return nil, true
 			}
@@ -141,7 +141,7 @@ func (ix *index) regexCandidates(cr *catalogRegex) ([]int32, bool) {
 	doc:
 		for _, d := range best {
 			for _, r := range exact {
-				if !containsDoc(ix.rawRuns[r], d) {
+				if !containsDoc(ix.runDocsOf(r), d) {
 					continue doc
 				}
 			}
@@ -153,9 +153,9 @@ func (ix *index) regexCandidates(cr *catalogRegex) ([]int32, bool) {
 		return nil, false
 	}
 	mark := make([]bool, ix.n)
-	for _, run := range ix.runList {
+	for id, run := range ix.runList {
 		if strings.Contains(run, longest) {
-			for _, d := range ix.rawRuns[run] {
+			for _, d := range ix.runDocs[id] {
 				mark[d] = true
 			}
 		}
@@ -214,11 +214,11 @@ func (ix *index) regexHits(cr *catalogRegex) []scored {
 	cands, filtered := ix.regexCandidates(cr)
 	var out []scored
 	try := func(d int32) {
-		if !cr.match(ix.texts[d], ix.lowerTexts[d]) {
+		if !cr.match(func() string { return ix.text(d) }, ix.lowerTexts[d]) {
 			return
 		}
 		s := 1.0
-		if cr.match(ix.names[d], ix.lowerNames[d]) {
+		if cr.match(func() string { return ix.names[d] }, ix.lowerNames[d]) {
 			s = 2
 		}
 		out = append(out, scored{doc: d, score: s})

@@ -1,0 +1,374 @@
+package deferred
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/antlerhq/antler/tool"
+)
+
+// runDocsOf returns the documents holding the lowercased letter/digit run
+// r, ascending.
+func (ix *index) runDocsOf(r string) []int32 {
+	if id, ok := ix.runIDs[r]; ok {
+		return ix.runDocs[id]
+	}
+	return nil
+}
+
+// analyzer turns the texts of a catalogue into term ids. It interns each
+// distinct lowercased word once (stop-word test, stemming and the term
+// lookup happen on the first occurrence only) and records the
+// letter/digit runs of names and descriptions for the regex pre-filter.
+type analyzer struct {
+	ix       *index
+	lb       []byte            // lowercased run being analysed
+	raw      map[string]rawRun // by run as written
+	runTerms []int32
+}
+
+func (a *analyzer) termID(term string) int32 {
+	ix := a.ix
+	if id, ok := ix.terms[term]; ok {
+		return id
+	}
+	id := int32(len(ix.termStr))
+	ix.terms[term] = id
+	ix.termStr = append(ix.termStr, term)
+	return id
+}
+
+// word returns the term id of a lowercased word, -1 when it is dropped.
+func (a *analyzer) word(w []byte) int32 {
+	if id, ok := a.ix.words[string(w)]; ok { // no allocation
+		return id
+	}
+	s := string(w)
+	id := int32(-1)
+	if len(s) >= 2 && !stopWord(s) {
+		id = a.termID(stemWord(s))
+	}
+	a.ix.words[s] = id
+	return id
+}
+
+func (a *analyzer) runID(r []byte) int32 {
+	ix := a.ix
+	id, ok := ix.runIDs[string(r)]
+	if !ok {
+		id = int32(len(ix.runList))
+		s := string(r)
+		ix.runIDs[s] = id
+		ix.runList = append(ix.runList, s)
+		ix.runDocs = append(ix.runDocs, nil)
+	}
+	return id
+}
+
+func (a *analyzer) run(r []byte, doc int32) {
+	id := a.runID(r)
+	if ps := a.ix.runDocs[id]; len(ps) == 0 || ps[len(ps)-1] != doc {
+		a.ix.runDocs[id] = append(ps, doc)
+	}
+}
+
+// terms appends the term ids of s to dst; when doc ≥ 0 it also records
+// the letter/digit runs of s for doc. It splits words exactly as
+// [splitWords] does, with a fast path for ASCII text.
+func (a *analyzer) terms(dst []int32, s string, doc int32) []int32 {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf && !isASCIIAlnum(c) {
+			i++
+			continue
+		}
+		if c >= utf8.RuneSelf {
+			if r, size := utf8.DecodeRuneInString(s[i:]); !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+				i += size
+				continue
+			}
+		}
+		// A run of letters and digits; non-ASCII ones take the slow path.
+		start, ascii := i, true
+		for i < len(s) {
+			c := s[i]
+			if c < utf8.RuneSelf {
+				if !isASCIIAlnum(c) {
+					break
+				}
+				i++
+				continue
+			}
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+				break
+			}
+			ascii = false
+			i += size
+		}
+		if !ascii {
+			splitWords(s[start:i], func(w string) {
+				if id := a.word([]byte(w)); id >= 0 {
+					dst = append(dst, id)
+				}
+			})
+			if doc >= 0 {
+				a.runs(s[start:i], doc)
+			}
+			continue
+		}
+		ri, ok := a.raw[s[start:i]]
+		if !ok {
+			ri = a.analyseRun(s[start:i])
+		}
+		if doc >= 0 {
+			if ps := a.ix.runDocs[ri.run]; len(ps) == 0 || ps[len(ps)-1] != doc {
+				a.ix.runDocs[ri.run] = append(ps, doc)
+			}
+		}
+		dst = append(dst, a.runTerms[ri.start:ri.end]...)
+	}
+	return dst
+}
+
+// rawRun is what an ASCII letter/digit run, as written, analyses to: its
+// lowercased run id and its term ids (runTerms[start:end]).
+type rawRun struct {
+	run        int32
+	start, end int32
+}
+
+func (a *analyzer) analyseRun(raw string) rawRun {
+	a.lb = a.lb[:0]
+	for j := 0; j < len(raw); j++ {
+		c := raw[j]
+		if isUpperASCII(c) {
+			c += 'a' - 'A'
+		}
+		a.lb = append(a.lb, c)
+	}
+	ri := rawRun{run: a.runID(a.lb), start: int32(len(a.runTerms))}
+	// Identifier boundaries: fooBar → foo|Bar, HTMLParser → HTML|Parser.
+	ws := 0
+	for j := 1; j < len(raw); j++ {
+		c, p := raw[j], raw[j-1]
+		split := -1
+		if isUpperASCII(c) && isLowerASCII(p) {
+			split = j
+		} else if isLowerASCII(c) && isUpperASCII(p) && j >= 2 && isUpperASCII(raw[j-2]) {
+			split = j - 1
+		}
+		if split > ws {
+			if id := a.word(a.lb[ws:split]); id >= 0 {
+				a.runTerms = append(a.runTerms, id)
+			}
+			ws = split
+		}
+	}
+	if id := a.word(a.lb[ws:]); id >= 0 {
+		a.runTerms = append(a.runTerms, id)
+	}
+	ri.end = int32(len(a.runTerms))
+	a.raw[raw] = ri
+	return ri
+}
+
+// runs records the ASCII letter/digit runs of s, lowercased, for doc.
+func (a *analyzer) runs(s string, doc int32) {
+	start := -1
+	for i := 0; i <= len(s); i++ {
+		alnum := i < len(s) && isASCIIAlnum(s[i])
+		if alnum && start < 0 {
+			start = i
+		}
+		if !alnum && start >= 0 {
+			a.lb = append(a.lb[:0], lowerASCII(s[start:i])...)
+			a.run(a.lb, doc)
+			start = -1
+		}
+	}
+}
+
+func isUpperASCII(c byte) bool { return 'A' <= c && c <= 'Z' }
+func isLowerASCII(c byte) bool { return 'a' <= c && c <= 'z' }
+
+func buildIndex(tools []*tool.Tool) *index {
+	n := len(tools)
+	ix := &index{
+		n:          n,
+		terms:      make(map[string]int32, 4096),
+		words:      make(map[string]int32, 4096),
+		nameTerms:  make([][]int32, n),
+		lowerNames: make([]string, n),
+		server:     make([]int32, n),
+		descs:      make([]string, n),
+		lowerTexts: make([]string, n),
+		names:      make([]string, n),
+		runIDs:     make(map[string]int32, 4096),
+	}
+	a := &analyzer{ix: ix, raw: make(map[string]rawRun, 8192)}
+	servers := make(map[string]int32)
+
+	// The term ids of every document, field after field, in one array:
+	// document d's field k is flat[off[d*numFields+k]:off[d*numFields+k+1]].
+	flat := make([]int32, 0, 64*n)
+	off := make([]int32, 1, n*numFields+1)
+	var totalLen [numFields]float64
+	end := func(k int) {
+		off = append(off, int32(len(flat)))
+		totalLen[k] += float64(off[len(off)-1] - off[len(off)-2])
+	}
+
+	// "name description" lowercased, for every tool, as substrings of one
+	// string.
+	size := 0
+	for _, t := range tools {
+		size += len(t.Name) + 1 + len(t.Description)
+	}
+	var lower strings.Builder
+	lower.Grow(size)
+
+	lowerEnd := make([]int, n+1)
+	names := make([]int32, 0, 8*n)
+	for d, t := range tools {
+		doc := int32(d)
+		flat = a.terms(flat, t.Name, doc)
+		end(fieldName)
+		nameStart := len(names)
+		for _, id := range flat[off[len(off)-2]:] {
+			if !slices.Contains(names[nameStart:], id) {
+				names = append(names, id)
+			}
+		}
+		ix.nameTerms[d] = names[nameStart:len(names):len(names)]
+		ix.lowerNames[d] = lowerASCII(t.Name)
+		ix.names[d] = t.Name
+
+		ix.server[d] = -1
+		if srv := t.Meta["mcp_server"]; srv != "" {
+			sid, ok := servers[srv]
+			if !ok {
+				sid = int32(len(ix.serverTerms))
+				servers[srv] = sid
+				var ids []int32
+				for _, id := range a.terms(nil, srv, -1) {
+					if !slices.Contains(ids, id) {
+						ids = append(ids, id)
+					}
+				}
+				ix.serverTerms = append(ix.serverTerms, ids)
+			}
+			ix.server[d] = sid
+			flat = append(flat, ix.serverTerms[sid]...)
+		}
+		end(fieldServer)
+
+		flat = a.terms(flat, t.Description, doc)
+		end(fieldDescription)
+
+		var pd []int32
+		forEachParam(t.InputSchema, func(name, desc string) {
+			flat = a.terms(flat, name, -1)
+			if desc != "" {
+				pd = a.terms(pd, desc, -1)
+			}
+		})
+		end(fieldParamName)
+		flat = append(flat, pd...)
+		end(fieldParamDescription)
+
+		ix.descs[d] = t.Description
+		if isASCII(t.Name) && isASCII(t.Description) {
+			writeLowerASCII(&lower, t.Name)
+			lower.WriteByte(' ')
+			writeLowerASCII(&lower, t.Description)
+		} else {
+			lower.WriteString(strings.ToLower(t.Name + " " + t.Description))
+		}
+		lowerEnd[d+1] = lower.Len()
+	}
+	allLower := lower.String()
+	for d := range tools {
+		ix.lowerTexts[d] = allLower[lowerEnd[d]:lowerEnd[d+1]]
+	}
+
+	var avg [numFields]float64
+	for k := range numFields {
+		avg[k] = max(totalLen[k]/float64(max(n, 1)), 1)
+	}
+	nt := len(ix.termStr)
+
+	// Document frequencies, then postings in one array (CSR).
+	last := make([]int32, nt)
+	for i := range last {
+		last[i] = -1
+	}
+	df := make([]int32, nt+1)
+	for d := range n {
+		for _, id := range flat[off[d*numFields]:off[(d+1)*numFields]] {
+			if last[id] != int32(d) {
+				last[id] = int32(d)
+				df[id]++
+			}
+		}
+	}
+	start := make([]int32, nt+1)
+	for i := range nt {
+		start[i+1] = start[i] + df[i]
+	}
+	all2 := make([]posting, start[nt])
+	fill := slices.Clone(start[:nt])
+	acc := make([]float64, nt)
+	var touched []int32
+	for d := range n {
+		touched = touched[:0]
+		for k := range numFields {
+			a, b := off[d*numFields+k], off[d*numFields+k+1]
+			if a == b {
+				continue
+			}
+			fp := fieldParams[k]
+			norm := fp.weight / (1 - fp.b + fp.b*float64(b-a)/avg[k])
+			for _, id := range flat[a:b] {
+				if acc[id] == 0 {
+					touched = append(touched, id)
+				}
+				acc[id] += norm
+			}
+		}
+		for _, id := range touched {
+			all2[fill[id]] = posting{doc: int32(d), tf: float32(acc[id])}
+			fill[id]++
+			acc[id] = 0
+		}
+	}
+	ix.postings = make([][]posting, nt)
+	ix.idf = make([]float32, nt)
+	for id := range nt {
+		ps := all2[start[id]:start[id+1]:start[id+1]]
+		ix.postings[id] = ps
+		df := float64(len(ps))
+		ix.idf[id] = float32(math.Log(1 + (float64(n)-df+0.5)/(df+0.5)))
+	}
+	ix.syn = buildSynonyms(&stemmer{cache: make(map[string]string)})
+	ix.sorted = slices.Clone(ix.termStr)
+	slices.Sort(ix.sorted)
+	return ix
+}
+
+func writeLowerASCII(b *strings.Builder, s string) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if isUpperASCII(c) {
+			c += 'a' - 'A'
+		}
+		b.WriteByte(c)
+	}
+}
+
+// text returns "name description" of document d, what DeerFlow's regex
+// searched.
+func (ix *index) text(d int32) string { return ix.names[d] + " " + ix.descs[d] }
