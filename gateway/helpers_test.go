@@ -12,11 +12,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/antlerhq/antler/agent"
 	"github.com/antlerhq/antler/builtin"
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/customagent"
 	"github.com/antlerhq/antler/gateway"
+	"github.com/antlerhq/antler/mcptools"
 	"github.com/antlerhq/antler/model"
 	"github.com/antlerhq/antler/model/modeltest"
 	"github.com/antlerhq/antler/skills"
@@ -59,9 +62,17 @@ type env struct {
 	resets  *resetCounter
 }
 
-type resetCounter struct{ n int }
+type resetCounter struct {
+	n    int
+	next gateway.CacheResetter
+}
 
-func (r *resetCounter) Reset() { r.n++ }
+func (r *resetCounter) Reset() {
+	r.n++
+	if r.next != nil {
+		r.next.Reset()
+	}
+}
 
 type envOptions struct {
 	model  model.ChatModel
@@ -69,6 +80,9 @@ type envOptions struct {
 	mcp    toolset.MCPSource
 	// extensions is the initial extensions_config.json ("" for none).
 	extensions string
+	// dial, when set, serves MCP servers in memory through a real
+	// mcptools.Manager reading the extensions file.
+	dial func(context.Context, config.MCPServer) (mcp.Transport, error)
 }
 
 // newEnv starts a gateway on 127.0.0.1 with a real SQLite store under a
@@ -128,6 +142,12 @@ func newEnv(t *testing.T, o envOptions) *env {
 		MCP: o.mcp,
 	}
 	resets := &resetCounter{}
+	if o.dial != nil {
+		mgr := mcptools.New(&mcptools.Options{Extensions: extCache, Dial: o.dial})
+		t.Cleanup(func() { mgr.Close() })
+		asm.MCP = mgr
+		resets.next = mgr
+	}
 	gw, err := gateway.New(gateway.Options{
 		Config: cfg, Store: st, Layout: layout, Agents: agents, Skills: sk,
 		Factory:        agent.FactoryOptions{Assembler: asm, Agents: agent.CustomAgents(agents)},

@@ -1,0 +1,374 @@
+package gateway
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/antlerhq/antler/store"
+	"github.com/antlerhq/antler/store/postgres"
+)
+
+// ReplicaOptions configure NewReplica. Store is required.
+type ReplicaOptions struct {
+	// Store is the Postgres store every replica shares. Required.
+	Store *postgres.Store
+	// LeaseTTL is how long a run's lease lives without a heartbeat: how
+	// long after a replica dies its runs are failed and their threads
+	// usable; 0 means postgres.DefaultLeaseTTL.
+	LeaseTTL time.Duration
+	// Owner names this replica in lease rows; "" means host:pid:random.
+	Owner string
+	// Poll is how often a client following a run of another replica
+	// re-reads without a notification, and checks that the run is still
+	// alive; 0 means postgres.DefaultEventPoll.
+	Poll time.Duration
+	// Logger receives relay failures; nil discards.
+	Logger *slog.Logger
+}
+
+// Replica makes gateway processes sharing one Postgres database behave as
+// one service. It supplies:
+//
+//   - the RunLocks of every Server (one run per thread across replicas,
+//     through postgres.Leases; a busy thread answers 409 on any replica);
+//   - a relay of each local run's SSE frames into the database
+//     (postgres.Events), so that GET .../runs/{rid}/stream on another
+//     replica follows the run, and POST .../cancel on another replica
+//     reaches it (NOTIFY);
+//   - a store wrapper that starts the relay when a run is recorded.
+//
+// Wire it in three steps: wrap the options with [Replica.Options], build
+// the Server with [New], then [Replica.Attach] it and serve
+// [Replica.Handler] instead of [Server.Handler]. Close the Server before
+// the Replica, and the Replica before the store.
+type Replica struct {
+	// immutable after NewReplica
+	store  *postgres.Store
+	leases *postgres.Leases
+	events *postgres.Events
+	poll   time.Duration
+	logger *slog.Logger
+	srv    atomic.Pointer[Server]
+	pumps  sync.WaitGroup
+}
+
+// NewReplica starts the leases (heartbeat and sweeper) and the event
+// listener of this replica.
+func NewReplica(o ReplicaOptions) (*Replica, error) {
+	if o.Store == nil {
+		return nil, errors.New("gateway: replica without a Postgres store")
+	}
+	logger := o.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	r := &Replica{store: o.Store, poll: cmp.Or(o.Poll, postgres.DefaultEventPoll), logger: logger}
+	r.leases = postgres.NewLeases(o.Store, &postgres.LeaseOptions{Owner: o.Owner, TTL: o.LeaseTTL,
+		OnLost: func(_, runID string) { r.cancelLocal(runID) }, Logger: logger})
+	r.events = postgres.NewEvents(o.Store, &postgres.EventsOptions{OnCancel: r.cancelLocal, Logger: logger})
+	return r, nil
+}
+
+// Leases returns the replica's run leases.
+func (r *Replica) Leases() *postgres.Leases { return r.leases }
+
+// Events returns the replica's run event relay.
+func (r *Replica) Events() *postgres.Events { return r.events }
+
+// Options returns o with this replica's RunLocks and with Store wrapped
+// so that every run started here is relayed. o.Store must be the
+// replica's store (or nil, which means it).
+func (r *Replica) Options(o Options) Options {
+	o.RunLocks = replicaLocks{r}
+	o.Store = &relayStore{Store: cmp.Or[store.Store](o.Store, r.store), r: r}
+	return o
+}
+
+// Attach binds the Server built from Options.
+func (r *Replica) Attach(s *Server) { r.srv.Store(s) }
+
+// Close stops the relay, the leases' heartbeat and the listener. Close
+// the Server first: it ends the runs, whose relays then finish.
+func (r *Replica) Close() error {
+	r.pumps.Wait()
+	return errors.Join(r.events.Close(), r.leases.Close())
+}
+
+// replicaLocks is the RunLocks of a replica.
+type replicaLocks struct{ r *Replica }
+
+// Acquire implements RunLocks.
+func (l replicaLocks) Acquire(ctx context.Context, threadID, runID string) (func(), error) {
+	release, err := l.r.leases.Acquire(ctx, threadID, runID)
+	if errors.Is(err, postgres.ErrLeaseHeld) {
+		return nil, fmt.Errorf("%w: %v", ErrThreadBusy, err)
+	}
+	return release, err
+}
+
+// relayStore starts the relay of a local run when the agent records it
+// (the run is registered by then, and its frames are kept from the
+// first).
+type relayStore struct {
+	store.Store
+	r *Replica
+}
+
+// CreateRun implements store.Store.
+func (s *relayStore) CreateRun(ctx context.Context, run *store.Run) error {
+	if err := s.Store.CreateRun(ctx, run); err != nil {
+		return err
+	}
+	if srv := s.r.srv.Load(); srv != nil {
+		if rn := srv.activeRun(run.ID); rn != nil {
+			s.r.pumps.Add(1)
+			go s.r.pump(rn)
+		}
+	}
+	return nil
+}
+
+// pump appends a local run's frames to the database as they come, in
+// batches, until its end frame.
+func (r *Replica) pump(rn *run) {
+	defer r.pumps.Done()
+	next := 0
+	for {
+		frames, done, wake := rn.read(next)
+		if len(frames) > 0 {
+			r.appendFrames(rn, next+1, frames)
+			next += len(frames)
+		}
+		if done && len(frames) == 0 {
+			return
+		}
+		if !done {
+			<-wake
+		}
+	}
+}
+
+// appendFrames stores frames, retrying briefly; a follower of a run
+// whose frames could not be stored sees a gap, and the failure is logged.
+func (r *Replica) appendFrames(rn *run, first int, frames [][]byte) {
+	var err error
+	for attempt := range 3 {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err = r.events.Append(ctx, rn.threadID, rn.id, first, frames)
+		cancel()
+		if err == nil {
+			return
+		}
+		time.Sleep(time.Duration(attempt+1) * 100 * time.Millisecond)
+	}
+	r.logger.Error("cannot relay run frames; followers on other replicas miss them", "run_id", rn.id,
+		"first", first, "count", len(frames), "err", err)
+}
+
+// cancelLocal cancels a run of this replica (a cancel requested through
+// another replica, or a lost lease).
+func (r *Replica) cancelLocal(runID string) {
+	if srv := r.srv.Load(); srv != nil {
+		if rn := srv.activeRun(runID); rn != nil {
+			rn.requestCancel()
+		}
+	}
+}
+
+// Handler serves the attached Server's routes, and answers the stream
+// and cancel routes of a run that is active on another replica.
+func (r *Replica) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/threads/{tid}/runs/{rid}/stream", r.joinRemote)
+	mux.HandleFunc("POST /api/threads/{tid}/runs/{rid}/cancel", r.cancelRemote)
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		srv := r.srv.Load()
+		if srv == nil {
+			writeError(w, http.StatusServiceUnavailable, "the gateway is starting")
+			return
+		}
+		if strings.Contains(req.URL.Path, "/runs/") {
+			stripLangGraph(mux).ServeHTTP(w, req)
+			return
+		}
+		srv.Handler().ServeHTTP(w, req)
+	})
+}
+
+// remoteRun returns the caller's run rid of thread tid when it is active
+// on another replica; nil means "let the Server answer" (a local run, a
+// missing one, an ended one, or no valid token).
+func (r *Replica) remoteRun(req *http.Request) (*Server, *principal, *store.Run) {
+	srv := r.srv.Load()
+	u := srv.authenticate(req)
+	rid, tid := req.PathValue("rid"), req.PathValue("tid")
+	if u == nil || srv.activeRun(rid) != nil {
+		return srv, nil, nil
+	}
+	sr, err := r.store.GetRun(req.Context(), rid)
+	if err != nil || sr.ThreadID != tid || sr.UserID != u.ID || !runActive(sr.Status) {
+		return srv, nil, nil
+	}
+	return srv, u, sr
+}
+
+func runActive(status string) bool { return status == store.RunRunning || status == store.RunPending }
+
+// joinRemote follows a run of another replica from the frames it relays.
+func (r *Replica) joinRemote(w http.ResponseWriter, req *http.Request) {
+	srv, u, sr := r.remoteRun(req)
+	if u == nil {
+		srv.Handler().ServeHTTP(w, req)
+		return
+	}
+	after := 0
+	if v := req.Header.Get("Last-Event-ID"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			after = n
+		}
+	}
+	cancelOnDisconnect, _ := strconv.ParseBool(req.URL.Query().Get("cancel_on_disconnect"))
+	wake, stop := r.events.Watch(sr.ID)
+	defer stop()
+
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("X-Accel-Buffering", "no")
+	h.Set("Content-Location", "/api/threads/"+sr.ThreadID+"/runs/"+sr.ID)
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Time{})
+	w.WriteHeader(http.StatusOK)
+	_ = rc.Flush()
+	beat := time.NewTicker(srv.heartbeat)
+	defer beat.Stop()
+	poll := time.NewTicker(r.poll)
+	defer poll.Stop()
+	next := after
+	disconnected := func() {
+		if cancelOnDisconnect {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(req.Context()), 5*time.Second)
+			defer cancel()
+			_ = r.events.RequestCancel(ctx, sr.ID)
+		}
+	}
+	// write sends frames and reports whether the stream must stop.
+	write := func(frames [][]byte) (stop bool) {
+		for _, f := range frames {
+			if _, err := w.Write(f); err != nil {
+				disconnected()
+				return true
+			}
+		}
+		if rc.Flush() != nil {
+			disconnected()
+			return true
+		}
+		beat.Reset(srv.heartbeat)
+		return false
+	}
+	for {
+		frames, err := r.events.Read(req.Context(), sr.ID, next, 500)
+		if err != nil {
+			if req.Context().Err() == nil {
+				r.logger.Error("cannot read relayed frames", "run_id", sr.ID, "err", err)
+			}
+			return
+		}
+		if len(frames) > 0 {
+			out := make([][]byte, 0, len(frames))
+			end := false
+			for _, f := range frames {
+				out = append(out, f.Data)
+				next = f.Seq
+				end = end || isEndFrame(f.Data)
+			}
+			if write(out) || end {
+				return
+			}
+			if len(frames) == 500 {
+				continue
+			}
+		}
+		select {
+		case <-wake:
+		case <-poll.C:
+			// No frame for a while: is the run still alive? A run whose
+			// replica died is failed by the lease sweeper; end the
+			// stream as the Server ends a failed run.
+			cur, err := r.store.GetRun(req.Context(), sr.ID)
+			if err != nil || runActive(cur.Status) {
+				continue
+			}
+			rest, err := r.events.Read(req.Context(), sr.ID, next, 0)
+			if err == nil && len(rest) > 0 {
+				continue // frames arrived meanwhile: send them first
+			}
+			var tail [][]byte
+			if cur.Status == store.RunError {
+				tail = append(tail, sseFrame("error", fmt.Sprintf(`{"message":%q,"name":"RunError"}`, cur.Error), next+1))
+				next++
+			}
+			write(append(tail, sseFrame("end", "null", next+1)))
+			return
+		case <-beat.C:
+			if _, err := w.Write([]byte(": heartbeat\n\n")); err != nil || rc.Flush() != nil {
+				disconnected()
+				return
+			}
+		case <-req.Context().Done():
+			disconnected()
+			return
+		}
+	}
+}
+
+// isEndFrame reports whether an SSE frame is the end frame.
+func isEndFrame(f []byte) bool { return strings.HasPrefix(string(f), "event: end\n") }
+
+// sseFrame formats one frame as the Server writes them.
+func sseFrame(event, data string, id int) []byte {
+	return []byte("event: " + event + "\ndata: " + data + "\nid: " + strconv.Itoa(id) + "\n\n")
+}
+
+// cancelRemote cancels a run of another replica: 202 at once, or 204 once
+// it has ended with ?wait=1.
+func (r *Replica) cancelRemote(w http.ResponseWriter, req *http.Request) {
+	srv, u, sr := r.remoteRun(req)
+	if u == nil {
+		srv.Handler().ServeHTTP(w, req)
+		return
+	}
+	if err := r.events.RequestCancel(req.Context(), sr.ID); err != nil {
+		srv.internal(w, "cannot cancel the run", err)
+		return
+	}
+	if wait, _ := strconv.ParseBool(req.URL.Query().Get("wait")); !wait {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-req.Context().Done():
+			return
+		case <-t.C:
+			cur, err := r.store.GetRun(req.Context(), sr.ID)
+			if err != nil || !runActive(cur.Status) {
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+		}
+	}
+}
