@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -139,11 +140,26 @@ func (r *runState) execute(ctx context.Context, tc model.ToolCall, snapshot *thr
 	if !json.Valid(args) || args[0] != '{' {
 		return tool.Errorf("Error: invalid arguments for %s: arguments must be a JSON object, got %s", tc.Name, clip(string(args), 200)), nil
 	}
+	// Emit may be handed to goroutines that outlive the call (a late
+	// progress callback); once the call has returned its events are
+	// dropped, since the step's event channel is closed when its calls end.
+	var emitMu sync.Mutex
+	returned := false
+	defer func() {
+		emitMu.Lock()
+		returned = true
+		emitMu.Unlock()
+	}()
 	call := &tool.Call{
 		ID: tc.ID, Name: tc.Name, ThreadID: r.in.ThreadID, UserID: r.in.UserID, AgentName: r.in.AgentName,
 		RunID: r.in.RunID, State: snapshot, Context: r.in.Context,
 		Logger: r.logger.With("tool", tc.Name, "tool_call_id", tc.ID),
 		Emit: func(event string, data any) {
+			emitMu.Lock()
+			defer emitMu.Unlock()
+			if returned {
+				return
+			}
 			select {
 			case events <- Event{Type: EventType(event), ToolCallID: tc.ID, Name: tc.Name, Data: data}:
 			case <-ctx.Done():
