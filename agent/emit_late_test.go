@@ -45,4 +45,3 @@ func TestEmitAfterToolReturnedIsDropped(t *testing.T) {
 		t.Errorf("%d late events delivered", lateEvents)
 	}
 }
-
