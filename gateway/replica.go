@@ -3,6 +3,7 @@ package gateway
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -187,21 +188,19 @@ func (r *Replica) cancelLocal(runID string) {
 // Handler serves the attached Server's routes, and answers the stream
 // and cancel routes of a run that is active on another replica.
 func (r *Replica) Handler() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /api/threads/{tid}/runs/{rid}/stream", r.joinRemote)
-	mux.HandleFunc("POST /api/threads/{tid}/runs/{rid}/cancel", r.cancelRemote)
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	served := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		srv := r.srv.Load()
 		if srv == nil {
-			writeError(w, http.StatusServiceUnavailable, "the gateway is starting")
-			return
-		}
-		if strings.Contains(req.URL.Path, "/runs/") {
-			stripLangGraph(mux).ServeHTTP(w, req)
+			writeError(w, http.StatusServiceUnavailable, "The gateway is starting")
 			return
 		}
 		srv.Handler().ServeHTTP(w, req)
 	})
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/threads/{tid}/runs/{rid}/stream", r.joinRemote)
+	mux.HandleFunc("POST /api/threads/{tid}/runs/{rid}/cancel", r.cancelRemote)
+	mux.Handle("/", served)
+	return stripLangGraph(mux)
 }
 
 // remoteRun returns the caller's run rid of thread tid when it is active
@@ -209,6 +208,9 @@ func (r *Replica) Handler() http.Handler {
 // missing one, an ended one, or no valid token).
 func (r *Replica) remoteRun(req *http.Request) (*Server, *principal, *store.Run) {
 	srv := r.srv.Load()
+	if srv == nil {
+		return nil, nil, nil
+	}
 	u := srv.authenticate(req)
 	rid, tid := req.PathValue("rid"), req.PathValue("tid")
 	if u == nil || srv.activeRun(rid) != nil {
@@ -221,13 +223,23 @@ func (r *Replica) remoteRun(req *http.Request) (*Server, *principal, *store.Run)
 	return srv, u, sr
 }
 
+// serveLocal hands a request to the attached Server.
+func (r *Replica) serveLocal(w http.ResponseWriter, req *http.Request) {
+	srv := r.srv.Load()
+	if srv == nil {
+		writeError(w, http.StatusServiceUnavailable, "The gateway is starting")
+		return
+	}
+	srv.Handler().ServeHTTP(w, req)
+}
+
 func runActive(status string) bool { return status == store.RunRunning || status == store.RunPending }
 
 // joinRemote follows a run of another replica from the frames it relays.
 func (r *Replica) joinRemote(w http.ResponseWriter, req *http.Request) {
 	srv, u, sr := r.remoteRun(req)
 	if u == nil {
-		srv.Handler().ServeHTTP(w, req)
+		r.serveLocal(w, req)
 		return
 	}
 	after := 0
@@ -316,7 +328,8 @@ func (r *Replica) joinRemote(w http.ResponseWriter, req *http.Request) {
 			}
 			var tail [][]byte
 			if cur.Status == store.RunError {
-				tail = append(tail, sseFrame("error", fmt.Sprintf(`{"message":%q,"name":"RunError"}`, cur.Error), next+1))
+				payload, _ := json.Marshal(map[string]any{"message": cur.Error, "name": "RunError"})
+				tail = append(tail, sseFrame("error", string(payload), next+1))
 				next++
 			}
 			write(append(tail, sseFrame("end", "null", next+1)))
@@ -346,7 +359,7 @@ func sseFrame(event, data string, id int) []byte {
 func (r *Replica) cancelRemote(w http.ResponseWriter, req *http.Request) {
 	srv, u, sr := r.remoteRun(req)
 	if u == nil {
-		srv.Handler().ServeHTTP(w, req)
+		r.serveLocal(w, req)
 		return
 	}
 	if err := r.events.RequestCancel(req.Context(), sr.ID); err != nil {
