@@ -61,7 +61,13 @@ func (r *runState) toolStep(ctx context.Context, msg model.Message) (StopReason,
 		return "", runErr
 	}
 
+	// Updates are applied one call at a time, in call order, so that every
+	// key's reducer sees each call's write (two present_files calls both
+	// keep their artifacts). They are applied to a copy: a rejected update
+	// fails the whole step, leaving none of its results in the state.
+	next := r.state.Clone()
 	var stop StopReason
+	var out []Event
 	for i, cr := range results {
 		u := &thread.Update{Messages: []model.Message{cr.msg}}
 		if cr.res.Update != nil {
@@ -69,21 +75,18 @@ func (r *runState) toolStep(ctx context.Context, msg model.Message) (StopReason,
 			u = &extra
 			u.Messages = append([]model.Message{cr.msg}, cr.res.Update.Messages...)
 		}
-		// Updates are applied one call at a time, in call order, so that
-		// every key's reducer sees each call's write (two present_files
-		// calls both keep their artifacts).
-		if err := r.state.Apply(u); err != nil {
+		if err := next.Apply(u); err != nil {
 			return "", err
 		}
 		if rest := *u; true {
 			rest.Messages = nil
 			if !rest.IsZero() {
-				r.emit(Event{Type: EventState, ToolCallID: cr.msg.ToolCallID, Name: cr.msg.Name, Update: &rest}, nil)
+				out = append(out, Event{Type: EventState, ToolCallID: cr.msg.ToolCallID, Name: cr.msg.Name, Update: &rest})
 			}
 		}
 		if data, ok := humanInput(cr.msg.Artifact); ok {
 			m := cr.msg
-			r.emit(Event{Type: EventClarification, ToolCallID: m.ToolCallID, Name: m.Name, Message: &m, Data: data}, nil)
+			out = append(out, Event{Type: EventClarification, ToolCallID: m.ToolCallID, Name: m.Name, Message: &m, Data: data})
 			if cr.res.End {
 				stop = StopClarification
 			}
@@ -95,6 +98,10 @@ func (r *runState) toolStep(ctx context.Context, msg model.Message) (StopReason,
 		case r.a.tools[calls[i].Name] != nil && r.a.tools[calls[i].Name].ReturnDirect:
 			stop = StopReturnDirect
 		}
+	}
+	r.state = next
+	for _, ev := range out {
+		r.emit(ev, nil)
 	}
 	return stop, nil
 }
