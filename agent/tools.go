@@ -43,6 +43,9 @@ func (r *runState) toolStep(ctx context.Context, msg model.Message) (StopReason,
 		g.SetLimit(r.a.opts.ToolConcurrency)
 		for i, tc := range calls {
 			g.Go(func() error {
+				if err := gctx.Err(); err != nil {
+					return err // cancelled while waiting for a slot: never start
+				}
 				cr, err := r.callTool(gctx, tc, snapshot, events)
 				if err != nil {
 					return err
