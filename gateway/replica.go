@@ -216,11 +216,43 @@ func (r *Replica) remoteRun(req *http.Request) (*Server, *principal, *store.Run)
 	if u == nil || srv.activeRun(rid) != nil {
 		return srv, nil, nil
 	}
-	sr, err := r.store.GetRun(req.Context(), rid)
-	if err != nil || sr.ThreadID != tid || sr.UserID != u.ID || !runActive(sr.Status) {
+	sr, active, err := r.runState(req.Context(), tid, rid)
+	if err != nil {
+		r.logger.Error("run lookup failed", "run_id", rid, "err", err)
+	}
+	if sr == nil || !active || sr.UserID != u.ID {
 		return srv, nil, nil
 	}
 	return srv, u, sr
+}
+
+// runState returns run rid of thread tid as the database knows it, and
+// whether it is active. A run whose lease is held but which the agent has
+// not recorded yet (it is starting) is returned as pending. A nil run
+// without an error means unknown.
+func (r *Replica) runState(ctx context.Context, tid, rid string) (*store.Run, bool, error) {
+	sr, err := r.store.GetRun(ctx, rid)
+	switch {
+	case err == nil:
+		if sr.ThreadID != tid {
+			return nil, false, nil
+		}
+		return sr, runActive(sr.Status), nil
+	case !errors.Is(err, store.ErrNotFound):
+		return nil, false, err
+	}
+	lease, held, err := r.leases.Get(ctx, tid)
+	if err != nil || !held || lease.RunID != rid {
+		return nil, false, err
+	}
+	th, err := r.store.GetThread(ctx, tid)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return &store.Run{ID: rid, ThreadID: tid, UserID: th.UserID, Status: store.RunPending}, true, nil
 }
 
 // serveLocal hands a request to the attached Server.
@@ -318,8 +350,8 @@ func (r *Replica) joinRemote(w http.ResponseWriter, req *http.Request) {
 			// No frame for a while: is the run still alive? A run whose
 			// replica died is failed by the lease sweeper; end the
 			// stream as the Server ends a failed run.
-			cur, err := r.store.GetRun(req.Context(), sr.ID)
-			if err != nil || runActive(cur.Status) {
+			cur, active, err := r.runState(req.Context(), sr.ThreadID, sr.ID)
+			if active || err != nil {
 				continue
 			}
 			rest, err := r.events.Read(req.Context(), sr.ID, next, 0)
@@ -327,7 +359,7 @@ func (r *Replica) joinRemote(w http.ResponseWriter, req *http.Request) {
 				continue // frames arrived meanwhile: send them first
 			}
 			var tail [][]byte
-			if cur.Status == store.RunError {
+			if cur != nil && cur.Status == store.RunError {
 				payload, _ := json.Marshal(map[string]any{"message": cur.Error, "name": "RunError"})
 				tail = append(tail, sseFrame("error", string(payload), next+1))
 				next++
@@ -377,8 +409,7 @@ func (r *Replica) cancelRemote(w http.ResponseWriter, req *http.Request) {
 		case <-req.Context().Done():
 			return
 		case <-t.C:
-			cur, err := r.store.GetRun(req.Context(), sr.ID)
-			if err != nil || !runActive(cur.Status) {
+			if _, active, err := r.runState(req.Context(), sr.ThreadID, sr.ID); err == nil && !active {
 				w.WriteHeader(http.StatusNoContent)
 				return
 			}
