@@ -2,10 +2,12 @@ package gateway
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
 
+	"github.com/antlerhq/antler/agent"
 	"github.com/antlerhq/antler/toolset"
 )
 
@@ -72,29 +74,44 @@ type toolJSON struct {
 	InputSchema json.RawMessage `json:"input_schema"`
 }
 
-// listTools is GET /api/tools[?model=&groups=a,b&subagents=1&no_mcp=1]:
-// the assembled tool list in bound order, as `antler tools list --json`.
-// groups absent keeps all groups, present and empty keeps none.
-func (s *Server) listTools(w http.ResponseWriter, r *http.Request, _ *principal) {
+// listTools is GET /api/tools[?model=&groups=a,b&subagents=1&no_mcp=1&agent=&bootstrap=1]:
+// the tools a run with these options binds, in bound order, exactly as
+// `antler tools list --json` prints them (built by the lead-agent factory:
+// setup_agent/update_agent, deferred marks and tool_search included).
+// groups absent keeps all groups, present and empty keeps none. Without
+// any configured model it is the plain assembly.
+func (s *Server) listTools(w http.ResponseWriter, r *http.Request, u *principal) {
 	q := r.URL.Query()
-	opts := toolset.Options{ModelName: q.Get("model"), IncludeMCP: true}
-	if b, err := strconv.ParseBool(q.Get("no_mcp")); err == nil && b {
-		opts.IncludeMCP = false
-	}
-	if b, err := strconv.ParseBool(q.Get("subagents")); err == nil {
-		opts.SubagentEnabled = b
-	}
+	flag := func(k string) bool { b, _ := strconv.ParseBool(q.Get(k)); return b }
+	var groups []string
 	if q.Has("groups") {
-		opts.Groups = []string{}
+		groups = []string{}
 		for _, g := range strings.Split(q.Get("groups"), ",") {
 			if g = strings.TrimSpace(g); g != "" {
-				opts.Groups = append(opts.Groups, g)
+				groups = append(groups, g)
 			}
 		}
 	}
-	ts, err := s.opts.Factory.Assembler.Assemble(r.Context(), opts)
+	var ts *toolset.Toolset
+	var err error
+	if len(s.cfg.Models) == 0 {
+		ts, err = s.opts.Factory.Assembler.Assemble(r.Context(), toolset.Options{Groups: groups, IncludeMCP: !flag("no_mcp"),
+			ModelName: q.Get("model"), SubagentEnabled: flag("subagents")})
+	} else {
+		var lead *agent.Lead
+		lead, err = s.factory.Build(r.Context(), agent.Request{UserID: u.ID, ThreadID: "tools", AgentName: q.Get("agent"),
+			ModelName: q.Get("model"), IsBootstrap: flag("bootstrap"), SubagentEnabled: flag("subagents"),
+			NoMCP: flag("no_mcp"), ToolGroups: groups})
+		if lead != nil {
+			ts = lead.Tools
+		}
+	}
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, "Cannot assemble tools: %v", err)
+		status := http.StatusInternalServerError
+		if errors.Is(err, agent.ErrAgentNotFound) {
+			status = http.StatusNotFound
+		}
+		writeError(w, status, "Cannot assemble tools: %v", err)
 		return
 	}
 	out := make([]toolJSON, 0, len(ts.Entries))

@@ -141,6 +141,7 @@ func newRoot(opts *Options) *cobra.Command {
 		newDoctorCmd(g),
 		newRunCmd(g),
 		newChatCmd(g),
+		newServeCmd(g),
 	)
 	return root
 }

@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/antlerhq/antler/agent"
+	"github.com/antlerhq/antler/config"
+	"github.com/antlerhq/antler/gateway"
+	"github.com/antlerhq/antler/subagent"
+)
+
+// stdioAllowlistEnv extends the stdio MCP commands the gateway's MCP
+// admin route may write (DeerFlow's variable).
+const stdioAllowlistEnv = "DEER_FLOW_MCP_STDIO_COMMAND_ALLOWLIST"
+
+func newServeCmd(g *globals) *cobra.Command {
+	var addr string
+	c := &cobra.Command{
+		Use:   "serve [--addr 127.0.0.1:2026]",
+		Short: "Serve the HTTP API of DeerFlow's web frontend and LangGraph SDK clients",
+		Long: `Serve the gateway: LangGraph-shaped threads and runs (streamed as
+server-sent events) under /api/threads and /api/langgraph/threads, uploads,
+artifacts, models, custom agents, skills, the MCP configuration, GET
+/api/tools and /healthz. docs/api.md lists every route.
+
+Bearer tokens from config.yaml's gateway.tokens ([{token, user_id, admin}],
+$VAR allowed) map to users. Without tokens every request is the --user
+(default "default") and the server only listens on a loopback address.
+
+Without an extensions_config.json, an empty one is created beside
+config.yaml so that the MCP and skills admin routes have a file to write.
+SIGINT or SIGTERM shuts down gracefully: runs in flight are cancelled and
+their streams end.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			if err := ensureExtensions(g); err != nil {
+				return err
+			}
+			a, err := newApp(ctx, g)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			st, err := a.openStore()
+			if err != nil {
+				return err
+			}
+			var allow []string
+			for _, s := range strings.Split(g.opts.Getenv(stdioAllowlistEnv), ",") {
+				if s = strings.TrimSpace(s); s != "" {
+					allow = append(allow, s)
+				}
+			}
+			gw, err := gateway.New(gateway.Options{
+				Config: a.cfg,
+				Store:  st,
+				// The same wiring as newFactory (run and chat).
+				Factory: agent.FactoryOptions{
+					Assembler:        a.assembler,
+					Config:           a.cfg,
+					Agents:           agent.CustomAgents(a.agents),
+					ExtraTools:       a.extraTools(),
+					Skills:           a.skillsSection,
+					SubagentLimit:    subagent.LimitHook(a.cfg),
+					ToolMiddlewares:  a.toolMiddlewares(),
+					ModelMiddlewares: a.modelMiddlewares(),
+					Logger:           a.logger,
+				},
+				Layout:         a.layout,
+				Agents:         a.agents,
+				Skills:         a.skills,
+				ExtensionsPath: a.paths.Extensions,
+				MCP:            a.mcp,
+				StdioAllowlist: allow,
+				Tokens:         a.cfg.Gateway.Tokens,
+				DefaultUserID:  g.user,
+				Logger:         a.logger,
+			})
+			if err != nil {
+				return &config.Error{File: a.cfg.Path, Key: "gateway", Msg: err.Error(), Err: err}
+			}
+			if gw.RequiresLoopback() && !loopbackAddr(addr) {
+				return usageErrorf("--addr %s: without gateway.tokens in config.yaml, antler serve listens on loopback only (127.0.0.1, [::1] or localhost)", addr)
+			}
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return &exitError{code: 1, err: fmt.Errorf("listen on %s: %w", addr, err)}
+			}
+			if tcp, ok := ln.Addr().(*net.TCPAddr); ok && gw.RequiresLoopback() && !tcp.IP.IsLoopback() {
+				ln.Close()
+				return usageErrorf("--addr %s resolves to %s, which is not a loopback address", addr, tcp.IP)
+			}
+			who := fmt.Sprintf("%d token(s) from gateway.tokens", len(a.cfg.Gateway.Tokens))
+			if gw.RequiresLoopback() {
+				who = fmt.Sprintf("no tokens: every request is user %q, loopback only", gw.DefaultUserID())
+			}
+			fmt.Fprintf(a.stderr, "antler serve: listening on http://%s (%s)\n", ln.Addr(), who)
+			if err := gw.Serve(ctx, ln); err != nil && !errors.Is(err, ctx.Err()) {
+				return &exitError{code: 1, err: err}
+			}
+			fmt.Fprintln(a.stderr, "antler serve: stopped")
+			return nil
+		},
+	}
+	c.Flags().StringVar(&addr, "addr", gateway.DefaultAddr, "address to listen on (host:port)")
+	return c
+}
+
+// loopbackAddr reports whether addr's host is a loopback name or address.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// ensureExtensions creates an empty extensions_config.json beside
+// config.yaml when none is found, so that changes made through the admin
+// routes are read back by the next run's assembly without a restart.
+func ensureExtensions(g *globals) error {
+	paths, err := config.ResolvePaths(g.config, g.extensions, g.home, g.opts.Getenv)
+	if err != nil || paths.Extensions != "" || paths.Config == "" {
+		return nil // newApp reports path problems
+	}
+	if _, err := os.Stat(paths.Config); err != nil {
+		return nil
+	}
+	p := filepath.Join(filepath.Dir(paths.Config), "extensions_config.json")
+	if err := config.WriteFileAtomic(p, []byte("{\n  \"mcpServers\": {},\n  \"skills\": {}\n}\n"), 0o644); err != nil {
+		return &config.Error{File: p, Msg: "cannot create an empty extensions config: " + err.Error(), Err: err}
+	}
+	fmt.Fprintf(g.opts.Stderr, "antler serve: created %s (empty; the MCP and skills admin routes write it)\n", p)
+	return nil
+}
