@@ -98,6 +98,9 @@ func (r *runState) toolStep(ctx context.Context, msg model.Message) (StopReason,
 		case stop != "":
 		case cr.res.End:
 			stop = StopEnd
+		case calls[i].Name == ClarificationToolName:
+			// The Clarification middleware decides (End): with
+			// disable_clarification the run continues (reference §5.2).
 		case r.a.tools[calls[i].Name] != nil && r.a.tools[calls[i].Name].ReturnDirect:
 			stop = StopReturnDirect
 		}
