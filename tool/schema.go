@@ -16,43 +16,43 @@ import (
 // description; fields without omitempty are required), then simplifies it
 // for models: nullable types such as ["null","array"] become the plain
 // type, since several providers' strict tool modes reject type unions.
+// Properties keep the struct's field order, which models read as the
+// argument order.
 func SchemaFor[T any]() (json.RawMessage, error) {
 	s, err := jsonschema.For[T](nil)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := json.Marshal(s)
-	if err != nil {
-		return nil, err
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		return nil, err
-	}
-	simplifySchema(doc)
-	return json.Marshal(doc)
+	simplifySchema(s)
+	return json.Marshal(s)
 }
 
-func simplifySchema(v any) {
-	switch n := v.(type) {
-	case map[string]any:
-		if types, ok := n["type"].([]any); ok {
-			var kept []any
-			for _, t := range types {
-				if t != "null" {
-					kept = append(kept, t)
-				}
-			}
-			if len(kept) == 1 {
-				n["type"] = kept[0]
-			}
+// simplifySchema drops "null" from the type unions of s and every schema
+// below it. It works on the typed schema, not a generic map, so that
+// PropertyOrder survives marshalling.
+func simplifySchema(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if len(s.Types) > 0 {
+		kept := slices.DeleteFunc(slices.Clone(s.Types), func(t string) bool { return t == "null" })
+		if len(kept) == 1 {
+			s.Type, s.Types = kept[0], nil
 		}
-		for _, child := range n {
-			simplifySchema(child)
+	}
+	for _, c := range []*jsonschema.Schema{s.Items, s.AdditionalItems, s.Contains, s.UnevaluatedItems,
+		s.AdditionalProperties, s.PropertyNames, s.UnevaluatedProperties, s.Not, s.If, s.Then, s.Else, s.ContentSchema} {
+		simplifySchema(c)
+	}
+	for _, list := range [][]*jsonschema.Schema{s.PrefixItems, s.ItemsArray, s.AllOf, s.AnyOf, s.OneOf} {
+		for _, c := range list {
+			simplifySchema(c)
 		}
-	case []any:
-		for _, child := range n {
-			simplifySchema(child)
+	}
+	for _, m := range []map[string]*jsonschema.Schema{s.Defs, s.Definitions, s.Properties, s.PatternProperties,
+		s.DependentSchemas, s.DependencySchemas} {
+		for _, c := range m {
+			simplifySchema(c)
 		}
 	}
 }
