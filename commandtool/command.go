@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/antlerhq/antler/tool"
 )
@@ -202,11 +203,17 @@ func validBlocks(blocks []tool.Block) bool {
 	return true
 }
 
+// tail keeps about the last n bytes of s, starting on a character
+// boundary so that the text stays valid UTF-8.
 func tail(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return "..." + s[len(s)-n:]
+	start := len(s) - n
+	for start < len(s) && !utf8.RuneStart(s[start]) {
+		start++
+	}
+	return "..." + s[start:]
 }
 
 // capped is a writer that keeps at most max bytes and remembers overflow.
