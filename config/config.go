@@ -257,6 +257,13 @@ type Database struct {
 	SqliteDir      string `yaml:"sqlite_dir"` // as written; "" = under the Antler home
 	PostgresURL    string `yaml:"postgres_url"`
 	PostgresSchema string `yaml:"postgres_schema"`
+	// PoolSize caps the Postgres connection pool of each process
+	// (DeerFlow's key); 0 = pgx's default, max(4, CPUs).
+	PoolSize int `yaml:"pool_size"`
+	// RunLeaseSeconds is Antler's own key: how long a gateway replica's
+	// lease on a running thread lives without a heartbeat (Postgres only);
+	// 0 = 30.
+	RunLeaseSeconds int `yaml:"run_lease_seconds"`
 }
 
 // Uploads is the uploads section.

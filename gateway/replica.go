@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -60,6 +61,9 @@ type Replica struct {
 	logger *slog.Logger
 	srv    atomic.Pointer[Server]
 	pumps  sync.WaitGroup
+
+	closeOnce sync.Once
+	closing   chan struct{} // closed by shutdown: remote follows end
 }
 
 // NewReplica starts the leases (heartbeat and sweeper) and the event
@@ -72,7 +76,8 @@ func NewReplica(o ReplicaOptions) (*Replica, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	r := &Replica{store: o.Store, poll: cmp.Or(o.Poll, postgres.DefaultEventPoll), logger: logger}
+	r := &Replica{store: o.Store, poll: cmp.Or(o.Poll, postgres.DefaultEventPoll), logger: logger,
+		closing: make(chan struct{})}
 	r.leases = postgres.NewLeases(o.Store, &postgres.LeaseOptions{Owner: o.Owner, TTL: o.LeaseTTL,
 		OnLost: func(_, runID string) { r.cancelLocal(runID) }, Logger: logger})
 	r.events = postgres.NewEvents(o.Store, &postgres.EventsOptions{OnCancel: r.cancelLocal, Logger: logger})
@@ -100,8 +105,47 @@ func (r *Replica) Attach(s *Server) { r.srv.Store(s) }
 // Close stops the relay, the leases' heartbeat and the listener. Close
 // the Server first: it ends the runs, whose relays then finish.
 func (r *Replica) Close() error {
+	r.shutdown()
 	r.pumps.Wait()
 	return errors.Join(r.events.Close(), r.leases.Close())
+}
+
+func (r *Replica) shutdown() { r.closeOnce.Do(func() { close(r.closing) }) }
+
+// Serve is Server.Serve with the replica's Handler: it serves until ctx
+// is done, then shuts down gracefully (runs in flight are cancelled, and
+// streams following runs of other replicas end).
+func (r *Replica) Serve(ctx context.Context, ln net.Listener) error {
+	s := r.srv.Load()
+	if s == nil {
+		return errors.New("gateway: Replica.Serve before Attach")
+	}
+	srv := &http.Server{
+		Handler:           r.Handler(),
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
+	}
+	srv.RegisterOnShutdown(func() { r.shutdown(); _ = s.Close() })
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		r.shutdown()
+		_ = s.Close()
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	_ = s.Close()
+	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	return err
 }
 
 // replicaLocks is the RunLocks of a replica.
@@ -374,6 +418,8 @@ func (r *Replica) joinRemote(w http.ResponseWriter, req *http.Request) {
 		case <-req.Context().Done():
 			disconnected()
 			return
+		case <-r.closing:
+			return // no end frame: the run goes on; the client rejoins elsewhere
 		}
 	}
 }

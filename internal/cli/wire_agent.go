@@ -17,10 +17,14 @@ import (
 )
 
 // openStore opens the thread store (SQLite under the home directory, or
-// database.sqlite_dir) once per app.
+// database.sqlite_dir; Postgres with database.backend: postgres) once per
+// app.
 func (a *app) openStore() (store.Store, error) {
 	if a.store != nil {
 		return a.store, nil
+	}
+	if a.cfg.Database.Backend == "postgres" {
+		return a.openPostgres()
 	}
 	dir := a.cfg.Database.SqliteDir
 	if dir == "" {
