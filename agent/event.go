@@ -57,6 +57,9 @@ const (
 	StopMaxTurns StopReason = "max_turns"
 	// StopLoopCapped: loop detection forced a final answer.
 	StopLoopCapped StopReason = "loop_capped"
+	// StopSubagentLimitCapped: the subagent limit dropped the task calls
+	// of the final answer because the run's delegation budget was spent.
+	StopSubagentLimitCapped StopReason = "subagent_limit_capped"
 	// StopCancelled: the context was cancelled or the consumer stopped.
 	StopCancelled StopReason = "cancelled"
 	// StopError: the run failed.

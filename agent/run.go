@@ -150,8 +150,11 @@ func (r *runState) loop(ctx context.Context) (StopReason, error) {
 			if err := r.checkpoint(ctx, "loop"); err != nil {
 				return failure(ctx, err)
 			}
-			if s, _ := msg.Meta["stop_reason"].(string); s == string(StopLoopCapped) {
-				return StopLoopCapped, nil
+			// A model middleware that capped the run says so on the
+			// final message (loop detection, the subagent limit).
+			switch s, _ := msg.Meta["stop_reason"].(string); StopReason(s) {
+			case StopLoopCapped, StopSubagentLimitCapped:
+				return StopReason(s), nil
 			}
 			return StopCompleted, nil
 		}
