@@ -31,9 +31,13 @@ const (
 	ViewImage        = "view_image"
 )
 
-// bashUse is DeerFlow's use string of the host bash tool, which the
-// host-bash gate drops even when the entry is renamed.
-const bashUse = "deerflow.sandbox.tools:bash_tool"
+// bashUse and shortBashUse are the use strings of the host bash tool
+// (DeerFlow's and Antler's), which the host-bash gate drops even when the
+// entry is renamed or put in another group.
+const (
+	bashUse      = "deerflow.sandbox.tools:bash_tool"
+	shortBashUse = "antler:bash"
+)
 
 // Entry is one assembled tool.
 type Entry struct {
@@ -279,7 +283,7 @@ func (a *Assembler) resolveConfigTools(ctx context.Context, cfg *config.Config) 
 	hostBash := cfg.IsHostBashAllowed()
 	out := make([]resolvedTool, 0, len(cfg.Tools))
 	for _, entry := range cfg.Tools {
-		if !hostBash && (entry.Group == "bash" || entry.Use == bashUse) {
+		if !hostBash && (entry.Group == "bash" || entry.Use == bashUse || entry.Use == shortBashUse) {
 			// Gated tools are never built: a disabled bash must not fail
 			// the assembly because of its own options.
 			continue

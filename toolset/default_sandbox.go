@@ -33,7 +33,7 @@ func registerSandbox(r *Registry) {
 	reg(func(t *sandbox.Tools, _ int) *tool.Tool { return t.StrReplace() }, "deerflow.sandbox.tools:str_replace_tool", "antler:str_replace")
 	reg(func(t *sandbox.Tools, n int) *tool.Tool { return t.Glob(n) }, "deerflow.sandbox.tools:glob_tool", "antler:glob")
 	reg(func(t *sandbox.Tools, n int) *tool.Tool { return t.Grep(n) }, "deerflow.sandbox.tools:grep_tool", "antler:grep")
-	reg(func(t *sandbox.Tools, _ int) *tool.Tool { return t.Bash() }, bashUse, "antler:bash")
+	reg(func(t *sandbox.Tools, _ int) *tool.Tool { return t.Bash() }, bashUse, shortBashUse)
 }
 
 // sandboxProviders makes the fallback local provider of an Env without a
