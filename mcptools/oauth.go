@@ -153,7 +153,8 @@ func (t *tokenSource) fetch(ctx context.Context) error {
 }
 
 // expiresIn reads an expires_in value: a number or a numeric string of
-// seconds; anything else means an hour, and the minimum is one second.
+// seconds; anything else means an hour. The minimum is one second, the
+// maximum a century.
 func expiresIn(v any) time.Duration {
 	var secs float64
 	switch v := v.(type) {
@@ -171,7 +172,9 @@ func expiresIn(v any) time.Duration {
 	if secs != secs { // NaN
 		return defaultExpiresIn
 	}
-	return time.Duration(max(secs, 1) * float64(time.Second))
+	// Capped so that a "never expires" value cannot overflow Duration.
+	const maxExpiresIn = 100 * 365 * 24 * time.Hour
+	return time.Duration(min(max(secs, 1), maxExpiresIn.Seconds()) * float64(time.Second))
 }
 
 func excerpt(b []byte, n int) string {
