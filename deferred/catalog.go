@@ -199,6 +199,7 @@ func (c *Catalog) required(s string, limit int) []*tool.Tool {
 	if rest != "" && len(cands) > 1 {
 		cr := compileCatalogRegex(rest)
 		rk := c.ix.newRanking(rest)
+		defer rk.release()
 		for i, cand := range cands {
 			n := cr.count(c.ix.text(cand.doc), c.ix.lowerTexts[cand.doc])
 			// Regex matches rank first (DeerFlow's order); relevance, below
@@ -226,6 +227,7 @@ func (c *Catalog) Rank(query string, limit int) []*tool.Tool {
 
 func (c *Catalog) rankDocs(q string, limit int) []scored {
 	rk := c.ix.newRanking(q)
+	defer rk.release()
 	hits := c.ix.regexHits(compileCatalogRegex(q))
 	if len(hits) == 0 {
 		return rk.top(limit)

@@ -3,6 +3,7 @@ package deferred
 import (
 	"slices"
 	"strings"
+	"sync"
 )
 
 // The fields of a tool that ranked search reads.
@@ -87,6 +88,8 @@ type index struct {
 	runIDs     map[string]int32 // run → run id
 	runDocs    [][]int32        // by run id: documents, ascending
 	runList    []string         // by run id
+
+	pool sync.Pool // of *scratch
 }
 
 func isASCIIAlnum(c byte) bool {
@@ -214,6 +217,7 @@ type ranking struct {
 	base       []float64 // BM25F score by document
 	touched    []int32   // documents with a positive base score
 	serverHit  []int8    // by server id: 0 unknown, 1 no, 2 the query names the server
+	sc         *scratch
 }
 
 // newRanking computes the BM25F base scores of query.
@@ -223,8 +227,9 @@ func (ix *index) newRanking(query string) *ranking {
 	if len(groups) == 0 {
 		return r
 	}
-	r.exact = make([]bool, len(ix.terms))
-	r.qw = make([]float64, len(ix.terms))
+	sc := ix.getScratch()
+	r.sc = sc
+	r.exact, r.qw, r.base, r.touched = sc.exact, sc.qw, sc.base, sc.touched[:0]
 	for _, g := range groups {
 		for _, q := range g {
 			if q.weight == 1 {
@@ -234,9 +239,7 @@ func (ix *index) newRanking(query string) *ranking {
 			r.terms = append(r.terms, q)
 		}
 	}
-	r.base = make([]float64, ix.n)
-	var best []float64
-	var bestDocs []int32
+	best, bestDocs := sc.best, sc.bestDocs[:0]
 	const k1 = bm25K1
 	for _, g := range groups {
 		if len(g) == 1 {
@@ -251,9 +254,6 @@ func (ix *index) newRanking(query string) *ranking {
 				}
 			}
 			continue
-		}
-		if best == nil {
-			best = make([]float64, ix.n)
 		}
 		bestDocs = bestDocs[:0]
 		for _, q := range g {
@@ -275,7 +275,48 @@ func (ix *index) newRanking(query string) *ranking {
 			best[d] = 0
 		}
 	}
+	sc.bestDocs = bestDocs
 	return r
+}
+
+// scratch is the per-query working memory of a ranking, reused through
+// the index's pool: arrays by document and by term that are all zero
+// between uses.
+type scratch struct {
+	base, best []float64 // by document
+	qw         []float64 // by term
+	exact      []bool    // by term
+	touched    []int32
+	bestDocs   []int32
+}
+
+func (ix *index) getScratch() *scratch {
+	if sc, ok := ix.pool.Get().(*scratch); ok {
+		return sc
+	}
+	nt := len(ix.termStr)
+	return &scratch{
+		base: make([]float64, ix.n), best: make([]float64, ix.n),
+		qw: make([]float64, nt), exact: make([]bool, nt),
+	}
+}
+
+// release zeroes what the ranking wrote and returns its scratch to the
+// pool; the ranking must not be used afterwards.
+func (r *ranking) release() {
+	sc := r.sc
+	if sc == nil {
+		return
+	}
+	for _, d := range r.touched {
+		sc.base[d] = 0
+	}
+	for _, q := range r.terms {
+		sc.qw[q.id], sc.exact[q.id] = 0, false
+	}
+	sc.touched = r.touched[:0]
+	r.sc, r.base, r.exact, r.qw = nil, nil, nil, nil
+	r.ix.pool.Put(sc)
 }
 
 // score returns document d's final score: its base score times the name
@@ -351,7 +392,9 @@ func (r *ranking) top(limit int) []scored {
 // rank scores every document that shares a term with the query and
 // returns the best, at most limit of them (limit ≤ 0: all).
 func (ix *index) rank(query string, limit int) []scored {
-	return ix.newRanking(query).top(limit)
+	r := ix.newRanking(query)
+	defer r.release()
+	return r.top(limit)
 }
 
 // containsWord reports whether name occurs in s not glued to other
