@@ -146,10 +146,12 @@ func (r *runState) loop(ctx context.Context) (StopReason, error) {
 		if err != nil {
 			return failure(ctx, err)
 		}
+		// The answer is saved before its tools run, as LangGraph
+		// checkpoints its model node.
+		if err := r.checkpoint(ctx, "loop"); err != nil {
+			return failure(ctx, err)
+		}
 		if len(msg.ToolCalls) == 0 {
-			if err := r.checkpoint(ctx, "loop"); err != nil {
-				return failure(ctx, err)
-			}
 			// A model middleware that capped the run says so on the
 			// final message (loop detection, the subagent limit).
 			switch s, _ := msg.Meta["stop_reason"].(string); StopReason(s) {
