@@ -66,7 +66,7 @@ type UpdateAgentOptions struct {
 // thinking_enabled, reasoning_effort, github, unknown keys) is carried
 // over. config.yaml is rewritten only when description, model,
 // tool_groups or skills changed; SOUL.md whenever soul is given; both in
-// one atomic update (customagent.Store.Update).
+// one atomic update, merged under the agent's lock (customagent.Store.Modify).
 //
 // NewUpdateAgent panics if opts.Store is nil (a wiring mistake).
 func NewUpdateAgent(opts UpdateAgentOptions) *tool.Tool {
@@ -227,53 +227,77 @@ func (u *agentUpdater) update(call *tool.Call, raw json.RawMessage) *tool.Result
 		return tool.Errorf("Agent '%s' could not be loaded: %s", name, storeErrorText(err))
 	}
 
-	old := existing.Config
-	cfg := old.Clone()
-	cfg.Name = name // the folder's name wins over a drifted name key
+	// The merge runs under the agent's lock on the config as stored now,
+	// so that parallel update_agent calls of one step do not undo each
+	// other's fields.
 	var changed []string
-	if in.description != nil {
-		cfg.Description = *in.description
-		if *in.description != old.Description {
-			changed = append(changed, "description")
+	err = store.Modify(user, name, func(cur *customagent.Agent) (customagent.Change, error) {
+		if cur == nil {
+			return customagent.Change{}, customagent.ErrNotFound
 		}
-	}
-	if in.model != nil {
-		cfg.Model = *in.model
-		if *in.model != old.Model {
-			changed = append(changed, "model")
-		}
-	}
-	if in.toolGroups != nil {
-		cfg.ToolGroups = in.toolGroups
-		if !sameList(in.toolGroups, old.ToolGroups) {
-			changed = append(changed, "tool_groups")
-		}
-	}
-	if in.skills != nil {
-		cfg.Skills = in.skills
-		if !sameList(in.skills, old.Skills) {
-			changed = append(changed, "skills")
-		}
-	}
-	configChanged := len(changed) > 0
-	if in.soul != nil {
-		changed = append(changed, "soul")
-	}
-	if configChanged || in.soul != nil {
+		changed = changedFields(in, cur.Config)
 		ch := customagent.Change{Soul: in.soul}
-		if configChanged {
-			ch.Config = cfg
+		if len(changed) > 0 {
+			ch.Config = applyAgentUpdate(in, name, cur.Config)
 		}
-		if err := store.Update(user, name, ch); err != nil {
-			u.opts.Logger.Error("update_agent: cannot update agent", "agent", name, "user", user, "err", err)
-			return tool.Errorf("Failed to update agent '%s': %s", name, storeErrorText(err))
+		if in.soul != nil {
+			changed = append(changed, "soul")
 		}
+		return ch, nil
+	})
+	switch {
+	case errors.Is(err, customagent.ErrNotFound):
+		return tool.Errorf("Agent '%s' does not exist for the current user. Use setup_agent to create a new agent first.", name)
+	case errors.As(err, &ce):
+		return tool.Errorf("Agent '%s' has an unreadable config: %s", name, ce.Error())
+	case err != nil:
+		u.opts.Logger.Error("update_agent: cannot update agent", "agent", name, "user", user, "err", err)
+		return tool.Errorf("Failed to update agent '%s': %s", name, storeErrorText(err))
 	}
 	if len(changed) == 0 {
 		return tool.Text(fmt.Sprintf("No changes applied to agent '%s'. The provided values matched the existing config.", name))
 	}
 	call.Log().Info("update_agent: updated agent", "agent", name, "user", user, "fields", changed)
 	return tool.Text(fmt.Sprintf("Agent '%s' updated successfully. Changed: %s. The new configuration takes effect on the next user turn.", name, strings.Join(changed, ", ")))
+}
+
+// changedFields returns the config fields the update changes relative to
+// old (description, model, tool_groups, skills, in that order).
+func changedFields(in *updateArgs, old *customagent.Config) []string {
+	var changed []string
+	if in.description != nil && *in.description != old.Description {
+		changed = append(changed, "description")
+	}
+	if in.model != nil && *in.model != old.Model {
+		changed = append(changed, "model")
+	}
+	if in.toolGroups != nil && !sameList(in.toolGroups, old.ToolGroups) {
+		changed = append(changed, "tool_groups")
+	}
+	if in.skills != nil && !sameList(in.skills, old.Skills) {
+		changed = append(changed, "skills")
+	}
+	return changed
+}
+
+// applyAgentUpdate returns old with the given fields replaced and the name
+// forced to the agent's folder name; every other key is carried over.
+func applyAgentUpdate(in *updateArgs, name string, old *customagent.Config) *customagent.Config {
+	cfg := old.Clone()
+	cfg.Name = name // the folder's name wins over a drifted name key
+	if in.description != nil {
+		cfg.Description = *in.description
+	}
+	if in.model != nil {
+		cfg.Model = *in.model
+	}
+	if in.toolGroups != nil {
+		cfg.ToolGroups = in.toolGroups
+	}
+	if in.skills != nil {
+		cfg.Skills = in.skills
+	}
+	return cfg
 }
 
 // sameList compares two optional lists the way Python compares a list

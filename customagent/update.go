@@ -44,11 +44,27 @@ func (s *Store) Update(user, name string, ch Change) error {
 	if ch.Config == nil && ch.Soul == nil {
 		return nil
 	}
-	var cfgData []byte
-	if ch.Config != nil {
-		if cfgData, err = ch.Config.Marshal(); err != nil {
-			return err
-		}
+	unlock, err := s.lock(user, name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := s.recover(dir); err != nil {
+		return err
+	}
+	return s.updateLocked(user, name, dir, ch)
+}
+
+// Modify is a read-merge-write of the user's own agent name under the
+// agent's lock: fn receives the agent as stored now (nil when the user's
+// folder holds none; never a legacy agent) and returns the change to
+// write, so that two concurrent modifications of different fields cannot
+// lose each other's write. An error from fn (or an unreadable
+// config.yaml, a *[ConfigError]) is returned and nothing is written.
+func (s *Store) Modify(user, name string, fn func(current *Agent) (Change, error)) error {
+	dir, err := s.Dir(user, name)
+	if err != nil {
+		return err
 	}
 	unlock, err := s.lock(user, name)
 	if err != nil {
@@ -57,6 +73,32 @@ func (s *Store) Update(user, name string, ch Change) error {
 	defer unlock()
 	if err := s.recover(dir); err != nil {
 		return err
+	}
+	var cur *Agent
+	if fileExists(filepath.Join(dir, ConfigFile)) {
+		if cur, err = readAgent(dir, name); err != nil {
+			return err
+		}
+	}
+	ch, err := fn(cur)
+	if err != nil {
+		return err
+	}
+	if ch.Config == nil && ch.Soul == nil {
+		return nil
+	}
+	return s.updateLocked(user, name, dir, ch)
+}
+
+// updateLocked writes ch into dir; the caller holds the agent's lock and
+// has run recovery.
+func (s *Store) updateLocked(user, name, dir string, ch Change) error {
+	var cfgData []byte
+	if ch.Config != nil {
+		var err error
+		if cfgData, err = ch.Config.Marshal(); err != nil {
+			return err
+		}
 	}
 	_, statErr := os.Stat(dir)
 	created := errors.Is(statErr, fs.ErrNotExist)
