@@ -62,7 +62,7 @@ their streams end.`,
 					allow = append(allow, s)
 				}
 			}
-			gw, err := gateway.New(gateway.Options{
+			gw, serveGateway, err := a.newGateway(gateway.Options{
 				Config: a.cfg,
 				Store:  st,
 				// The same wiring as newFactory (run and chat).
@@ -106,7 +106,7 @@ their streams end.`,
 				who = fmt.Sprintf("no tokens: every request is user %q, loopback only", gw.DefaultUserID())
 			}
 			fmt.Fprintf(a.stderr, "antler serve: listening on http://%s (%s)\n", ln.Addr(), who)
-			if err := gw.Serve(ctx, ln); err != nil && !errors.Is(err, ctx.Err()) {
+			if err := serveGateway(ctx, ln); err != nil && !errors.Is(err, ctx.Err()) {
 				return &exitError{code: 1, err: err}
 			}
 			fmt.Fprintln(a.stderr, "antler serve: stopped")
