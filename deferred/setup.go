@@ -28,6 +28,22 @@ type Deferred struct {
 	// Prompt is the <available-deferred-tools> section for the system
 	// prompt.
 	Prompt string
+	// Router is the keyword routing (nil when no tool is routed);
+	// Routing is its model middleware, which must run before FilterModel
+	// (FilterModel fails with [ErrRoutingOrder] otherwise), and
+	// RoutingPrompt its <mcp_routing_hints> section ("" without routing).
+	Router        *Router
+	Routing       tool.ModelMiddleware
+	RoutingPrompt string
+}
+
+// ModelMiddlewares returns the model middlewares in the order they must
+// be chained: routing (when configured), then the filter.
+func (d *Deferred) ModelMiddlewares() []tool.ModelMiddleware {
+	if d.Routing == nil {
+		return []tool.ModelMiddleware{d.FilterModel}
+	}
+	return []tool.ModelMiddleware{d.Routing, d.FilterModel}
 }
 
 // Setup builds deferred-tool support for the MCP tools of one agent build
@@ -47,19 +63,37 @@ func Setup(mcp []*tool.Tool, cfg config.ToolSearch) (*Deferred, error) {
 	return SetupCatalog(NewCatalog(mcp), cfg)
 }
 
+// SetupRouted is Setup plus keyword routing from the extensions file's
+// MCP servers (reference §5.5): see [NewRouter].
+func SetupRouted(mcp []*tool.Tool, cfg config.ToolSearch, servers map[string]config.MCPServer) (*Deferred, error) {
+	if !cfg.Enabled || len(mcp) == 0 {
+		return nil, nil
+	}
+	c := NewCatalog(mcp)
+	return setup(c, cfg, NewRouter(mcp, servers, cfg.AutoPromoteTopK, c))
+}
+
 // SetupCatalog is Setup over an already-built catalogue.
 func SetupCatalog(c *Catalog, cfg config.ToolSearch) (*Deferred, error) {
+	return setup(c, cfg, nil)
+}
+
+func setup(c *Catalog, cfg config.ToolSearch, r *Router) (*Deferred, error) {
 	if !cfg.Enabled {
 		return nil, nil
 	}
 	if c == nil || c.Len() == 0 {
 		return nil, ErrFailClosed
 	}
-	return &Deferred{
+	d := &Deferred{
 		Catalog:     c,
 		ToolSearch:  NewToolSearch(c, cfg.MaxResults),
-		FilterModel: c.FilterModel(),
-		GuardTools:  c.GuardTools(),
+		FilterModel: c.filterModel(r),
+		GuardTools:  c.guardTools(r),
 		Prompt:      c.PromptSection(),
-	}, nil
+	}
+	if r != nil {
+		d.Router, d.Routing, d.RoutingPrompt = r, r.Middleware(), r.PromptSection()
+	}
+	return d, nil
 }
