@@ -153,6 +153,11 @@ func writeTarget(t vpath.Target, data []byte, appendMode bool) error {
 		_ = r.Remove(tmp)
 		return err
 	}
+	// Sync the folder so the rename itself survives a crash.
+	if d, err := r.Open(path.Dir(t.Rel)); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
 	return nil
 }
 
