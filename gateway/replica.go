@@ -61,9 +61,12 @@ type Replica struct {
 	logger *slog.Logger
 	srv    atomic.Pointer[Server]
 	pumps  sync.WaitGroup
+	relay  chan postgres.Appended // pumps → the writer
+	wrote  chan struct{}          // closed when the writer is done
 
-	closeOnce sync.Once
-	closing   chan struct{} // closed by shutdown: remote follows end
+	closeOnce  sync.Once
+	closing    chan struct{} // closed by shutdown: remote follows end
+	closeRelay sync.Once
 }
 
 // NewReplica starts the leases (heartbeat and sweeper) and the event
@@ -80,9 +83,23 @@ func NewReplica(o ReplicaOptions) (*Replica, error) {
 		closing: make(chan struct{})}
 	r.leases = postgres.NewLeases(o.Store, &postgres.LeaseOptions{Owner: o.Owner, TTL: o.LeaseTTL,
 		OnLost: func(_, runID string) { r.cancelLocal(runID) }, Logger: logger})
-	r.events = postgres.NewEvents(o.Store, &postgres.EventsOptions{OnCancel: r.cancelLocal, Logger: logger})
+	var err error
+	r.events, err = postgres.NewEvents(o.Store, &postgres.EventsOptions{OnCancel: r.cancelLocal, Logger: logger})
+	if err != nil {
+		r.leases.Close()
+		return nil, err
+	}
+	r.relay, r.wrote = make(chan postgres.Appended, relayQueue), make(chan struct{})
+	go r.write()
 	return r, nil
 }
+
+// Relay batching: the writer stores whatever the pumps queued since its
+// last statement, up to relayBatch frames, in one statement.
+const (
+	relayQueue = 1024
+	relayBatch = 2000
+)
 
 // Leases returns the replica's run leases.
 func (r *Replica) Leases() *postgres.Leases { return r.leases }
@@ -106,7 +123,11 @@ func (r *Replica) Attach(s *Server) { r.srv.Store(s) }
 // the Server first: it ends the runs, whose relays then finish.
 func (r *Replica) Close() error {
 	r.shutdown()
-	r.pumps.Wait()
+	r.closeRelay.Do(func() {
+		r.pumps.Wait()
+		close(r.relay)
+	})
+	<-r.wrote
 	return errors.Join(r.events.Close(), r.leases.Close())
 }
 
@@ -182,15 +203,15 @@ func (s *relayStore) CreateRun(ctx context.Context, run *store.Run) error {
 	return nil
 }
 
-// pump appends a local run's frames to the database as they come, in
-// batches, until its end frame.
+// pump queues a local run's frames for the writer as they come, until
+// its end frame.
 func (r *Replica) pump(rn *run) {
 	defer r.pumps.Done()
 	next := 0
 	for {
 		frames, done, wake := rn.read(next)
 		if len(frames) > 0 {
-			r.appendFrames(rn, next+1, frames)
+			r.relay <- postgres.Appended{ThreadID: rn.threadID, RunID: rn.id, First: next + 1, Frames: frames}
 			next += len(frames)
 		}
 		if done && len(frames) == 0 {
@@ -202,21 +223,45 @@ func (r *Replica) pump(rn *run) {
 	}
 }
 
-// appendFrames stores frames, retrying briefly; a follower of a run
-// whose frames could not be stored sees a gap, and the failure is logged.
-func (r *Replica) appendFrames(rn *run, first int, frames [][]byte) {
+// write is the relay's single writer: one statement per batch of queued
+// frames, so that a burst of runs costs a few round trips, and frames of
+// one run are committed in order (followers read by sequence).
+func (r *Replica) write() {
+	defer close(r.wrote)
+	for first := range r.relay {
+		batch := []postgres.Appended{first}
+		n := len(first.Frames)
+	collect:
+		for n < relayBatch {
+			select {
+			case a, ok := <-r.relay:
+				if !ok {
+					break collect
+				}
+				batch = append(batch, a)
+				n += len(a.Frames)
+			default:
+				break collect
+			}
+		}
+		r.appendFrames(batch, n)
+	}
+}
+
+// appendFrames stores a batch, retrying briefly; a follower of a run whose
+// frames could not be stored sees a gap, and the failure is logged.
+func (r *Replica) appendFrames(batch []postgres.Appended, n int) {
 	var err error
 	for attempt := range 3 {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err = r.events.Append(ctx, rn.threadID, rn.id, first, frames)
+		err = r.events.AppendMany(ctx, batch)
 		cancel()
 		if err == nil {
 			return
 		}
 		time.Sleep(time.Duration(attempt+1) * 100 * time.Millisecond)
 	}
-	r.logger.Error("cannot relay run frames; followers on other replicas miss them", "run_id", rn.id,
-		"first", first, "count", len(frames), "err", err)
+	r.logger.Error("cannot relay run frames; followers on other replicas miss them", "runs", len(batch), "frames", n, "err", err)
 }
 
 // cancelLocal cancels a run of this replica (a cancel requested through
@@ -343,6 +388,11 @@ func (r *Replica) joinRemote(w http.ResponseWriter, req *http.Request) {
 	poll := time.NewTicker(r.poll)
 	defer poll.Stop()
 	next := after
+	// A run that ended normally has its last frames relayed shortly after
+	// its status changes; only a run without new frames for this long is
+	// ended here (its replica died).
+	grace := max(2*r.poll, 2*time.Second)
+	progress := time.Now()
 	disconnected := func() {
 		if cancelOnDisconnect {
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(req.Context()), 5*time.Second)
@@ -381,6 +431,7 @@ func (r *Replica) joinRemote(w http.ResponseWriter, req *http.Request) {
 				next = f.Seq
 				end = end || isEndFrame(f.Data)
 			}
+			progress = time.Now()
 			if write(out) || end {
 				return
 			}
@@ -395,7 +446,7 @@ func (r *Replica) joinRemote(w http.ResponseWriter, req *http.Request) {
 			// replica died is failed by the lease sweeper; end the
 			// stream as the Server ends a failed run.
 			cur, active, err := r.runState(req.Context(), sr.ThreadID, sr.ID)
-			if active || err != nil {
+			if active || err != nil || time.Since(progress) < grace {
 				continue
 			}
 			rest, err := r.events.Read(req.Context(), sr.ID, next, 0)

@@ -33,6 +33,9 @@ type EventsOptions struct {
 	// OnCancel is called (on the listener goroutine) when any replica
 	// asks for a run to be cancelled (RequestCancel); nil ignores.
 	OnCancel func(runID string)
+	// MaxConns caps the relay's own connection pool (appends and
+	// follower reads; the listener has one more connection); 0 means 4.
+	MaxConns int32
 	// Logger receives listener failures; nil discards.
 	Logger *slog.Logger
 }
@@ -51,10 +54,16 @@ type Frame struct {
 // while the listener reconnects only delays a follower until its next
 // poll (callers poll every DefaultEventPoll as a fallback).
 //
+// Frames are relay data, not state: Events uses its own small pool, apart
+// from the store's (a burst of frames never delays a checkpoint), whose
+// sessions commit asynchronously (synchronous_commit off: a database
+// crash may lose the last fraction of a second of frames, never
+// corrupt them).
+//
 // Events is safe for concurrent use. Close stops its goroutines.
 type Events struct {
 	// immutable after NewEvents
-	pool      *pgxpool.Pool
+	pool      *pgxpool.Pool // Events' own
 	connCfg   *pgx.ConnConfig
 	retention time.Duration
 	onCancel  func(runID string)
@@ -66,9 +75,9 @@ type Events struct {
 	subs map[string]map[chan struct{}]struct{} // guarded by mu: run id → wake channels
 }
 
-// NewEvents returns the run events of s and starts the listener and the
-// retention cleaner.
-func NewEvents(s *Store, opts *EventsOptions) *Events {
+// NewEvents opens the relay's pool on s's database and starts the
+// listener and the retention cleaner.
+func NewEvents(s *Store, opts *EventsOptions) (*Events, error) {
 	var o EventsOptions
 	if opts != nil {
 		o = *opts
@@ -77,37 +86,72 @@ func NewEvents(s *Store, opts *EventsOptions) *Events {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	cfg := s.pool.Config()
+	cfg.MaxConns = cmp.Or(o.MaxConns, 4)
+	cfg.MinConns = 0
+	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: run events pool: %w", err)
+	}
 	ctx, stop := context.WithCancel(context.Background())
-	e := &Events{pool: s.pool, connCfg: s.pool.Config().ConnConfig, retention: cmp.Or(o.Retention, DefaultEventRetention),
+	e := &Events{pool: pool, connCfg: s.pool.Config().ConnConfig, retention: cmp.Or(o.Retention, DefaultEventRetention),
 		onCancel: o.OnCancel, logger: logger, stop: stop, subs: map[string]map[chan struct{}]struct{}{}}
 	e.wg.Add(2)
 	go e.listen(ctx)
 	go e.clean(ctx)
-	return e
+	return e, nil
 }
 
-// Close stops the listener and the cleaner.
+// Close stops the listener and the cleaner and closes the pool.
 func (e *Events) Close() error {
 	e.stop()
 	e.wg.Wait()
+	e.pool.Close()
 	return nil
+}
+
+// Appended is a run's frames first, first+1, ... for AppendMany.
+type Appended struct {
+	ThreadID, RunID string
+	First           int
+	Frames          [][]byte
 }
 
 // Append stores frames as the frames first, first+1, ... of a run and
 // announces them. Frames already stored (same run and seq) are kept.
 func (e *Events) Append(ctx context.Context, threadID, runID string, first int, frames [][]byte) error {
+	return e.AppendMany(ctx, []Appended{{ThreadID: threadID, RunID: runID, First: first, Frames: frames}})
+}
+
+// AppendMany stores the frames of several runs in one statement and
+// announces each run once (one round trip for a whole batch).
+func (e *Events) AppendMany(ctx context.Context, batch []Appended) error {
+	var runs, threads []string
+	var seqs []int32
+	var frames [][]byte
+	var notify []string
+	for _, b := range batch {
+		if len(b.Frames) == 0 {
+			continue
+		}
+		for i, f := range b.Frames {
+			runs, threads = append(runs, b.RunID), append(threads, b.ThreadID)
+			seqs, frames = append(seqs, int32(b.First+i)), append(frames, f)
+		}
+		if len(notify) == 0 || notify[len(notify)-1] != b.RunID {
+			notify = append(notify, b.RunID)
+		}
+	}
 	if len(frames) == 0 {
 		return nil
 	}
-	seqs := make([]int32, len(frames))
-	for i := range frames {
-		seqs[i] = int32(first + i)
-	}
 	_, err := e.pool.Exec(ctx, `WITH ins AS (
 		INSERT INTO antler_run_events (run_id, thread_id, seq, frame)
-		SELECT $1, $2, u.seq, u.frame FROM unnest($3::int[], $4::bytea[]) AS u(seq, frame)
+		SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::bytea[])
 		ON CONFLICT (run_id, seq) DO NOTHING)
-		SELECT pg_notify($5, $1)`, runID, threadID, seqs, frames, eventsChannel)
+		SELECT pg_notify($5, r) FROM (SELECT DISTINCT unnest($6::text[]) AS r) AS n`,
+		runs, threads, seqs, frames, eventsChannel, notify)
 	if err != nil {
 		return fmt.Errorf("postgres: append run events: %w", err)
 	}

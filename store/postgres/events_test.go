@@ -13,7 +13,10 @@ import (
 
 func newEvents(t *testing.T, s *postgres.Store, o *postgres.EventsOptions) *postgres.Events {
 	t.Helper()
-	e := postgres.NewEvents(s, o)
+	e, err := postgres.NewEvents(s, o)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() { e.Close() })
 	return e
 }

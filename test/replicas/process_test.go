@@ -83,6 +83,13 @@ database:
 `, modelURL, schema, leaseSeconds)
 }
 
+// sqliteConfig is procConfig with the default SQLite backend: the
+// single-process baseline of the load test.
+func sqliteConfig(modelURL string) string {
+	cfg := procConfig(modelURL, "unused", 30)
+	return cfg[:strings.Index(cfg, "database:")]
+}
+
 // proc is one `antler serve` process.
 type proc struct {
 	name string
