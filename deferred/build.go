@@ -3,7 +3,6 @@ package deferred
 import (
 	"math"
 	"slices"
-	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -205,7 +204,6 @@ func buildIndex(tools []*tool.Tool) *index {
 		lowerNames: make([]string, n),
 		server:     make([]int32, n),
 		descs:      make([]string, n),
-		lowerTexts: make([]string, n),
 		names:      make([]string, n),
 		runIDs:     make(map[string]int32, 4096),
 	}
@@ -222,17 +220,8 @@ func buildIndex(tools []*tool.Tool) *index {
 		totalLen[k] += float64(off[len(off)-1] - off[len(off)-2])
 	}
 
-	// "name description" lowercased, for every tool, as substrings of one
-	// string.
-	size := 0
-	for _, t := range tools {
-		size += len(t.Name) + 1 + len(t.Description)
-	}
-	var lower strings.Builder
-	lower.Grow(size)
-
-	lowerEnd := make([]int, n+1)
 	names := make([]int32, 0, 8*n)
+	nameTerm, proseTerm := map[int32]bool{}, map[int32]bool{}
 	for d, t := range tools {
 		doc := int32(d)
 		flat = a.terms(flat, t.Name, doc)
@@ -244,6 +233,9 @@ func buildIndex(tools []*tool.Tool) *index {
 			}
 		}
 		ix.nameTerms[d] = names[nameStart:len(names):len(names)]
+		for _, id := range names[nameStart:] {
+			nameTerm[id] = true
+		}
 		ix.lowerNames[d] = lowerASCII(t.Name)
 		ix.names[d] = t.Name
 
@@ -267,6 +259,9 @@ func buildIndex(tools []*tool.Tool) *index {
 		end(fieldServer)
 
 		flat = a.terms(flat, t.Description, doc)
+		for _, id := range flat[off[len(off)-1]:] {
+			proseTerm[id] = true
+		}
 		end(fieldDescription)
 
 		var pd []int32
@@ -281,18 +276,36 @@ func buildIndex(tools []*tool.Tool) *index {
 		end(fieldParamDescription)
 
 		ix.descs[d] = t.Description
-		if isASCII(t.Name) && isASCII(t.Description) {
-			writeLowerASCII(&lower, t.Name)
-			lower.WriteByte(' ')
-			writeLowerASCII(&lower, t.Description)
-		} else {
-			lower.WriteString(strings.ToLower(t.Name + " " + t.Description))
-		}
-		lowerEnd[d+1] = lower.Len()
 	}
-	allLower := lower.String()
-	for d := range tools {
-		ix.lowerTexts[d] = allLower[lowerEnd[d]:lowerEnd[d+1]]
+
+	// Compound identifiers of names and server names (datagov,
+	// hdbcarpark) also count their parts, when they occur nowhere in
+	// prose (so "generate" is never read as "gene rate").
+	{
+		compound := make(map[int32][]int32)
+		for w, id := range ix.words {
+			if id >= 0 && nameTerm[id] && !proseTerm[id] {
+				if parts := ix.splitCompound(w); len(parts) > 0 {
+					compound[id] = parts
+				}
+			}
+		}
+		extraFlat := make([]int32, 0, len(flat)+n*4)
+		newOff := make([]int32, 1, len(off))
+		for d := range n {
+			for k := range numFields {
+				a, b := off[d*numFields+k], off[d*numFields+k+1]
+				extraFlat = append(extraFlat, flat[a:b]...)
+				if k == fieldName || k == fieldServer {
+					for _, id := range flat[a:b] {
+						extraFlat = append(extraFlat, compound[id]...)
+					}
+					totalLen[k] += float64(len(extraFlat) - int(newOff[len(newOff)-1]) - int(b-a))
+				}
+				newOff = append(newOff, int32(len(extraFlat)))
+			}
+		}
+		flat, off = extraFlat, newOff
 	}
 
 	var avg [numFields]float64
@@ -357,16 +370,6 @@ func buildIndex(tools []*tool.Tool) *index {
 	ix.sorted = slices.Clone(ix.termStr)
 	slices.Sort(ix.sorted)
 	return ix
-}
-
-func writeLowerASCII(b *strings.Builder, s string) {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if isUpperASCII(c) {
-			c += 'a' - 'A'
-		}
-		b.WriteByte(c)
-	}
 }
 
 // text returns "name description" of document d, what DeerFlow's regex

@@ -201,7 +201,7 @@ func (c *Catalog) required(s string, limit int) []*tool.Tool {
 		rk := c.ix.newRanking(rest)
 		defer rk.release()
 		for i, cand := range cands {
-			n := cr.count(c.ix.text(cand.doc), c.ix.lowerTexts[cand.doc])
+			n := cr.count(c.ix.text(cand.doc))
 			// Regex matches rank first (DeerFlow's order); relevance, below
 			// 1 after squashing, breaks ties and ranks the rest.
 			r := rk.score(cand.doc)

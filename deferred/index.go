@@ -78,16 +78,15 @@ type index struct {
 	server      []int32   // by doc: server id, -1 for none
 	serverTerms [][]int32 // by server id: distinct terms of the server name
 
-	// lowerTexts is "name description" of each tool, lowercased (see
-	// text); the run index maps each lowercased letter/digit run of the
-	// texts to the documents containing it, to pre-filter regex
-	// candidates.
-	names      []string
-	descs      []string
-	lowerTexts []string
-	runIDs     map[string]int32 // run → run id
-	runDocs    [][]int32        // by run id: documents, ascending
-	runList    []string         // by run id
+	// names and descs make "name description", the text DeerFlow's regex
+	// searched (see text); the run index maps each lowercased
+	// letter/digit run of the texts to the documents containing it, to
+	// pre-filter regex candidates.
+	names   []string
+	descs   []string
+	runIDs  map[string]int32 // run → run id
+	runDocs [][]int32        // by run id: documents, ascending
+	runList []string         // by run id
 
 	pool sync.Pool // of *scratch
 }

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"strings"
+	"unicode/utf8"
 )
 
 // catalogRegex is a search query compiled the way DeerFlow compiles it:
@@ -40,25 +41,56 @@ func compileCatalogRegex(query string) *catalogRegex {
 	return cr
 }
 
-// match reports whether the text text() (and, for the fast path, its
-// lowercased form ls) matches.
-func (cr *catalogRegex) match(text func() string, ls string) bool {
+// match reports whether s matches.
+func (cr *catalogRegex) match(s string) bool {
 	if cr.re == nil {
-		return strings.Contains(ls, cr.literal)
+		return indexFoldASCII(s, cr.literal, 0) >= 0
 	}
-	return cr.re.MatchString(text())
+	return cr.re.MatchString(s)
 }
 
 // count returns the number of non-overlapping matches in s, as Python's
 // re.findall counts them.
-func (cr *catalogRegex) count(s, ls string) int {
+func (cr *catalogRegex) count(s string) int {
 	if cr.re == nil {
 		if cr.literal == "" {
-			return len(ls) + 1
+			return utf8.RuneCountInString(s) + 1
 		}
-		return strings.Count(ls, cr.literal)
+		n := 0
+		for i := indexFoldASCII(s, cr.literal, 0); i >= 0; i = indexFoldASCII(s, cr.literal, i+len(cr.literal)) {
+			n++
+		}
+		return n
 	}
 	return len(cr.re.FindAllStringIndex(s, -1))
+}
+
+// indexFoldASCII returns the first index ≥ from at which s contains the
+// lowercase ASCII string lit, ignoring ASCII case, or -1.
+func indexFoldASCII(s, lit string, from int) int {
+	if lit == "" {
+		return from
+	}
+	first := lit[0]
+	for i := from; i+len(lit) <= len(s); i++ {
+		if c := s[i]; c != first && !(isUpperASCII(c) && c+('a'-'A') == first) {
+			continue
+		}
+		j := 1
+		for ; j < len(lit); j++ {
+			c := s[i+j]
+			if isUpperASCII(c) {
+				c += 'a' - 'A'
+			}
+			if c != lit[j] {
+				break
+			}
+		}
+		if j == len(lit) {
+			return i
+		}
+	}
+	return -1
 }
 
 // requiredLiterals returns lowercased literal strings that any match of
@@ -214,11 +246,11 @@ func (ix *index) regexHits(cr *catalogRegex) []scored {
 	cands, filtered := ix.regexCandidates(cr)
 	var out []scored
 	try := func(d int32) {
-		if !cr.match(func() string { return ix.text(d) }, ix.lowerTexts[d]) {
+		if !cr.match(ix.text(d)) {
 			return
 		}
 		s := 1.0
-		if cr.match(func() string { return ix.names[d] }, ix.lowerNames[d]) {
+		if cr.match(ix.names[d]) {
 			s = 2
 		}
 		out = append(out, scored{doc: d, score: s})

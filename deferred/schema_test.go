@@ -3,6 +3,7 @@ package deferred
 import (
 	"encoding/json"
 	"io"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -168,4 +169,26 @@ func hasDuplicateKeys(b []byte) bool {
 			top.key = true
 		}
 	}
+}
+
+// FuzzIndexFoldASCII checks the case-insensitive literal search against
+// strings.Index over lowercased ASCII text.
+func FuzzIndexFoldASCII(f *testing.F) {
+	f.Add("Create a GitHub Issue", "github")
+	f.Add("aAaA", "aa")
+	f.Fuzz(func(t *testing.T, s, lit string) {
+		if !isASCII(s) || !isASCII(lit) {
+			return
+		}
+		lit = strings.ToLower(lit)
+		if got, want := indexFoldASCII(s, lit, 0), strings.Index(strings.ToLower(s), lit); got != want {
+			t.Errorf("indexFoldASCII(%q, %q) = %d, want %d", s, lit, got, want)
+		}
+		cr := &catalogRegex{literal: lit}
+		if lit != "" {
+			if got, want := cr.count(s), strings.Count(strings.ToLower(s), lit); got != want {
+				t.Errorf("count(%q, %q) = %d, want %d", s, lit, got, want)
+			}
+		}
+	})
 }
