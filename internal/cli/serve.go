@@ -12,10 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/antlerhq/antler/agent"
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/gateway"
-	"github.com/antlerhq/antler/subagent"
 )
 
 // stdioAllowlistEnv extends the stdio MCP commands the gateway's MCP
@@ -65,18 +63,8 @@ their streams end.`,
 			gw, serveGateway, err := a.newGateway(gateway.Options{
 				Config: a.cfg,
 				Store:  st,
-				// The same wiring as newFactory (run and chat).
-				Factory: agent.FactoryOptions{
-					Assembler:        a.assembler,
-					Config:           a.cfg,
-					Agents:           agent.CustomAgents(a.agents),
-					ExtraTools:       a.extraTools(),
-					Skills:           a.skillsSection,
-					SubagentLimit:    subagent.LimitHook(a.cfg),
-					ToolMiddlewares:  a.toolMiddlewares(),
-					ModelMiddlewares: a.modelMiddlewares(),
-					Logger:           a.logger,
-				},
+				// The same wiring as run and chat; the gateway sets the store.
+				Factory:        a.factoryOptions(nil),
 				Layout:         a.layout,
 				Agents:         a.agents,
 				Skills:         a.skills,

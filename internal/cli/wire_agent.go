@@ -43,7 +43,13 @@ func (a *app) openStore() (store.Store, error) {
 // custom agents, setup_agent/update_agent, the skills prompt section and
 // tool policy, image injection, and the store (nil: no persistence).
 func (a *app) newFactory(st store.Store) (*agent.Factory, error) {
-	return agent.NewFactory(agent.FactoryOptions{
+	return agent.NewFactory(a.factoryOptions(st))
+}
+
+// factoryOptions are the lead-agent factory's options with every service
+// wired; run, chat, the tools commands and the gateway share them.
+func (a *app) factoryOptions(st store.Store) agent.FactoryOptions {
+	return agent.FactoryOptions{
 		Assembler:        a.assembler,
 		Config:           a.cfg,
 		Agents:           agent.CustomAgents(a.agents),
@@ -54,7 +60,7 @@ func (a *app) newFactory(st store.Store) (*agent.Factory, error) {
 		ToolMiddlewares:  a.toolMiddlewares(),
 		ModelMiddlewares: a.modelMiddlewares(),
 		Logger:           a.logger,
-	})
+	}
 }
 
 // toolMiddlewares are the tool middlewares of the lead and of subagents,
