@@ -163,29 +163,11 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) iter.Seq2[mode
 		defer stream.Close()
 
 		var asm assembler
-		for stream.Next() {
-			for _, ev := range asm.add(stream.Current()) {
-				if !yield(ev, nil) {
-					return
-				}
-			}
+		resp, _ := model.Drain(ctx, stream, asm.add, asm.response, func(err error) error { return m.wrap(ctx, err) }, yield)
+		if resp != nil {
+			m.logger.Debug("model call done", "model", m.opts.Name, "finish", resp.FinishReason,
+				"tool_calls", len(resp.Message.ToolCalls), "elapsed", time.Since(start))
 		}
-		if err := stream.Err(); err != nil {
-			yield(model.Event{}, m.wrap(ctx, err))
-			return
-		}
-		if err := ctx.Err(); err != nil {
-			yield(model.Event{}, err)
-			return
-		}
-		resp, err := asm.response()
-		if err != nil {
-			yield(model.Event{}, m.wrap(ctx, err))
-			return
-		}
-		m.logger.Debug("model call done", "model", m.opts.Name, "finish", resp.FinishReason,
-			"tool_calls", len(resp.Message.ToolCalls), "elapsed", time.Since(start))
-		yield(model.Event{Response: resp}, nil)
 	}
 }
 
