@@ -24,8 +24,8 @@ func (ix *index) runDocsOf(r string) []int32 {
 // letter/digit runs of names and descriptions for the regex pre-filter.
 type analyzer struct {
 	ix       *index
-	lb       []byte            // lowercased run being analysed
-	raw      map[string]rawRun // by run as written
+	lb       []byte   // lowercased run being analysed
+	raw      runTable // by run as written
 	runTerms []int32
 }
 
@@ -80,7 +80,7 @@ func (a *analyzer) run(r []byte, doc int32) {
 func (a *analyzer) terms(dst []int32, s string, doc int32) []int32 {
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c < utf8.RuneSelf && !isASCIIAlnum(c) {
+		if c < utf8.RuneSelf && !asciiAlnum[c] {
 			i++
 			continue
 		}
@@ -92,12 +92,14 @@ func (a *analyzer) terms(dst []int32, s string, doc int32) []int32 {
 		}
 		// A run of letters and digits; non-ASCII ones take the slow path.
 		start, ascii := i, true
+		h := uint32(fnvOffset)
 		for i < len(s) {
 			c := s[i]
 			if c < utf8.RuneSelf {
-				if !isASCIIAlnum(c) {
+				if !asciiAlnum[c] {
 					break
 				}
+				h = (h ^ uint32(c)) * fnvPrime
 				i++
 				continue
 			}
@@ -119,9 +121,10 @@ func (a *analyzer) terms(dst []int32, s string, doc int32) []int32 {
 			}
 			continue
 		}
-		ri, ok := a.raw[s[start:i]]
+		ri, ok := a.raw.get(s[start:i], h)
 		if !ok {
 			ri = a.analyseRun(s[start:i])
+			a.raw.put(s[start:i], h, ri)
 		}
 		if doc >= 0 {
 			if ps := a.ix.runDocs[ri.run]; len(ps) == 0 || ps[len(ps)-1] != doc {
@@ -171,7 +174,6 @@ func (a *analyzer) analyseRun(raw string) rawRun {
 		a.runTerms = append(a.runTerms, id)
 	}
 	ri.end = int32(len(a.runTerms))
-	a.raw[raw] = ri
 	return ri
 }
 
@@ -207,7 +209,8 @@ func buildIndex(tools []*tool.Tool) *index {
 		names:      make([]string, n),
 		runIDs:     make(map[string]int32, 4096),
 	}
-	a := &analyzer{ix: ix, raw: make(map[string]rawRun, 8192)}
+	a := &analyzer{ix: ix}
+	a.raw.init(1 << 14)
 	servers := make(map[string]int32)
 
 	// The term ids of every document, field after field, in one array:
@@ -221,7 +224,15 @@ func buildIndex(tools []*tool.Tool) *index {
 	}
 
 	names := make([]int32, 0, 8*n)
-	nameTerm, proseTerm := map[int32]bool{}, map[int32]bool{}
+	var nameTerm, proseTerm []bool // by term id
+	mark := func(set *[]bool, ids []int32) {
+		for _, id := range ids {
+			for int(id) >= len(*set) {
+				*set = append(*set, false)
+			}
+			(*set)[id] = true
+		}
+	}
 	for d, t := range tools {
 		doc := int32(d)
 		flat = a.terms(flat, t.Name, doc)
@@ -233,9 +244,7 @@ func buildIndex(tools []*tool.Tool) *index {
 			}
 		}
 		ix.nameTerms[d] = names[nameStart:len(names):len(names)]
-		for _, id := range names[nameStart:] {
-			nameTerm[id] = true
-		}
+		mark(&nameTerm, names[nameStart:])
 		ix.lowerNames[d] = lowerASCII(t.Name)
 		ix.names[d] = t.Name
 
@@ -259,9 +268,7 @@ func buildIndex(tools []*tool.Tool) *index {
 		end(fieldServer)
 
 		flat = a.terms(flat, t.Description, doc)
-		for _, id := range flat[off[len(off)-1]:] {
-			proseTerm[id] = true
-		}
+		mark(&proseTerm, flat[off[len(off)-1]:])
 		end(fieldDescription)
 
 		var pd []int32
@@ -284,7 +291,7 @@ func buildIndex(tools []*tool.Tool) *index {
 	{
 		compound := make(map[int32][]int32)
 		for w, id := range ix.words {
-			if id >= 0 && nameTerm[id] && !proseTerm[id] {
+			if id >= 0 && int(id) < len(nameTerm) && nameTerm[id] && (int(id) >= len(proseTerm) || !proseTerm[id]) {
 				if parts := ix.splitCompound(w); len(parts) > 0 {
 					compound[id] = parts
 				}
@@ -375,3 +382,66 @@ func buildIndex(tools []*tool.Tool) *index {
 // text returns "name description" of document d, what DeerFlow's regex
 // searched.
 func (ix *index) text(d int32) string { return ix.names[d] + " " + ix.descs[d] }
+
+// asciiAlnum is isASCIIAlnum as a table.
+var asciiAlnum = func() (t [utf8.RuneSelf]bool) {
+	for c := range t {
+		t[c] = isASCIIAlnum(byte(c))
+	}
+	return t
+}()
+
+const (
+	fnvOffset = 2166136261
+	fnvPrime  = 16777619
+)
+
+// runTable maps the ASCII runs of the catalogue, as written, to their
+// analysis. It is an open-addressing table keyed by an FNV-1a hash that
+// the scanner computes while it finds the run, so a lookup reads the run
+// once more only to compare it.
+type runTable struct {
+	slots  []int32  // entry index + 1, 0 when empty; len is a power of two
+	hashes []uint32 // by entry
+	keys   []string // by entry
+	vals   []rawRun // by entry
+}
+
+func (t *runTable) init(n int) { t.slots = make([]int32, n) }
+
+func (t *runTable) get(s string, h uint32) (rawRun, bool) {
+	mask := uint32(len(t.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		e := t.slots[i]
+		if e == 0 {
+			return rawRun{}, false
+		}
+		if t.hashes[e-1] == h && t.keys[e-1] == s {
+			return t.vals[e-1], true
+		}
+	}
+}
+
+// put adds s, which get did not find.
+func (t *runTable) put(s string, h uint32, v rawRun) {
+	if 2*(len(t.keys)+1) > len(t.slots) {
+		t.slots = make([]int32, 2*len(t.slots))
+		mask := uint32(len(t.slots) - 1)
+		for e, eh := range t.hashes {
+			i := eh & mask
+			for t.slots[i] != 0 {
+				i = (i + 1) & mask
+			}
+			t.slots[i] = int32(e + 1)
+		}
+	}
+	t.hashes = append(t.hashes, h)
+	t.keys = append(t.keys, s)
+	t.vals = append(t.vals, v)
+	mask := uint32(len(t.slots) - 1)
+	i := h & mask
+	for t.slots[i] != 0 {
+		i = (i + 1) & mask
+	}
+	t.slots[i] = int32(len(t.keys))
+}

@@ -1,6 +1,9 @@
 package deferred
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // forEachParam calls fn with the name and description of each property
 // of an object schema, and of the properties of object-valued and
@@ -127,26 +130,34 @@ func (s *scanner) str() ([]byte, bool) {
 	start := s.i
 	s.i++
 	escaped := false
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case '\\':
-			escaped = true
-			s.i += 2
-			continue
-		case '"':
-			s.i++
-			if !escaped {
-				return s.b[start+1 : s.i-1], true
-			}
-			var out string
-			if err := json.Unmarshal(s.b[start:s.i], &out); err != nil {
-				return nil, false
-			}
-			return []byte(out), true
+	for {
+		q := bytes.IndexByte(s.b[s.i:], '"')
+		if q < 0 {
+			s.i = len(s.b)
+			return nil, false
 		}
-		s.i++
+		seg := s.b[s.i : s.i+q]
+		bs := bytes.IndexByte(seg, '\\')
+		if bs < 0 {
+			s.i += q + 1
+			break
+		}
+		// An escape before the quote: step over it and look again.
+		escaped = true
+		s.i += bs + 2
+		if s.i > len(s.b) {
+			s.i = len(s.b)
+			return nil, false
+		}
 	}
-	return nil, false
+	if !escaped {
+		return s.b[start+1 : s.i-1], true
+	}
+	var out string
+	if err := json.Unmarshal(s.b[start:s.i], &out); err != nil {
+		return nil, false
+	}
+	return []byte(out), true
 }
 
 // skip skips one value.
