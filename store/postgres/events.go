@@ -33,6 +33,11 @@ type EventsOptions struct {
 	// OnCancel is called (on the listener goroutine) when any replica
 	// asks for a run to be cancelled (RequestCancel); nil ignores.
 	OnCancel func(runID string)
+	// Listen adds notification channels to the listener, with the
+	// function called (on the listener goroutine) for each notification;
+	// nil handlers are ignored. After every (re)connection each handler
+	// is called with payload "" (notifications may have been missed).
+	Listen map[string]func(payload string)
 	// MaxConns caps the relay's own connection pool (appends and
 	// follower reads; the listener has one more connection); 0 means 4.
 	MaxConns int32
@@ -67,6 +72,7 @@ type Events struct {
 	connCfg   *pgx.ConnConfig
 	retention time.Duration
 	onCancel  func(runID string)
+	handlers  map[string]func(payload string)
 	logger    *slog.Logger
 	stop      context.CancelFunc
 	wg        sync.WaitGroup
@@ -96,7 +102,7 @@ func NewEvents(s *Store, opts *EventsOptions) (*Events, error) {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	e := &Events{pool: pool, connCfg: s.pool.Config().ConnConfig, retention: cmp.Or(o.Retention, DefaultEventRetention),
-		onCancel: o.OnCancel, logger: logger, stop: stop, subs: map[string]map[chan struct{}]struct{}{}}
+		onCancel: o.OnCancel, handlers: o.Listen, logger: logger, stop: stop, subs: map[string]map[chan struct{}]struct{}{}}
 	e.wg.Add(2)
 	go e.listen(ctx)
 	go e.clean(ctx)
@@ -263,12 +269,21 @@ func (e *Events) listenOnce(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	for _, ch := range []string{eventsChannel, cancelChannel} {
+	channels := []string{eventsChannel, cancelChannel}
+	for ch := range e.handlers {
+		channels = append(channels, ch)
+	}
+	for _, ch := range channels {
 		if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{ch}.Sanitize()); err != nil {
 			return err
 		}
 	}
 	e.wake("")
+	for _, f := range e.handlers {
+		if f != nil {
+			f("")
+		}
+	}
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
@@ -280,6 +295,10 @@ func (e *Events) listenOnce(ctx context.Context) error {
 		case cancelChannel:
 			if e.onCancel != nil {
 				e.onCancel(n.Payload)
+			}
+		default:
+			if f := e.handlers[n.Channel]; f != nil {
+				f(n.Payload)
 			}
 		}
 	}

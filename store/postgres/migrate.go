@@ -71,6 +71,13 @@ var migrations = []string{
 		PRIMARY KEY (run_id, seq));
 	CREATE INDEX antler_run_events_created ON antler_run_events (created_at);
 	CREATE INDEX antler_run_events_thread ON antler_run_events (thread_id);`,
+	// 2: versions of extensions_config.json shared by replicas.
+	`CREATE TABLE antler_extensions (
+		version    bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+		doc        json NOT NULL,
+		sha256     text NOT NULL,
+		owner      text NOT NULL DEFAULT '',
+		created_at timestamptz NOT NULL DEFAULT now());`,
 }
 
 // SchemaVersion is the schema version this Antler writes.
