@@ -33,6 +33,12 @@ type ReplicaOptions struct {
 	// re-reads without a notification, and checks that the run is still
 	// alive; 0 means postgres.DefaultEventPoll.
 	Poll time.Duration
+	// ExtensionsPath, when set, is this replica's extensions_config.json,
+	// kept in step with a versioned copy in the database (for replicas
+	// that do not share a disk): changes made on any replica are used by
+	// every replica's next run. "" leaves the file alone (replicas that
+	// share it need nothing more).
+	ExtensionsPath string
 	// Logger receives relay failures; nil discards.
 	Logger *slog.Logger
 }
@@ -46,7 +52,9 @@ type ReplicaOptions struct {
 //     (postgres.Events), so that GET .../runs/{rid}/stream on another
 //     replica follows the run, and POST .../cancel on another replica
 //     reaches it (NOTIFY);
-//   - a store wrapper that starts the relay when a run is recorded.
+//   - a store wrapper that starts the relay when a run is recorded;
+//   - with ReplicaOptions.ExtensionsPath, the extensions config kept in
+//     step with a versioned copy in the database.
 //
 // Wire it in three steps: wrap the options with [Replica.Options], build
 // the Server with [New], then [Replica.Attach] it and serve
@@ -63,6 +71,9 @@ type Replica struct {
 	pumps  sync.WaitGroup
 	relay  chan postgres.Appended // pumps → the writer
 	wrote  chan struct{}          // closed when the writer is done
+	ext    *extSync               // nil without ReplicaOptions.ExtensionsPath
+	extEnd context.CancelFunc
+	extRan chan struct{}
 
 	closeOnce  sync.Once
 	closing    chan struct{} // closed by shutdown: remote follows end
@@ -83,14 +94,30 @@ func NewReplica(o ReplicaOptions) (*Replica, error) {
 		closing: make(chan struct{})}
 	r.leases = postgres.NewLeases(o.Store, &postgres.LeaseOptions{Owner: o.Owner, TTL: o.LeaseTTL,
 		OnLost: func(_, runID string) { r.cancelLocal(runID) }, Logger: logger})
+	listen := map[string]func(string){}
+	if o.ExtensionsPath != "" {
+		r.ext = newExtSync(o.ExtensionsPath, o.Store, r.leases.Owner(), r.poll, logger)
+		listen[postgres.ExtensionsChannel] = r.ext.notify
+	}
 	var err error
-	r.events, err = postgres.NewEvents(o.Store, &postgres.EventsOptions{OnCancel: r.cancelLocal, Logger: logger})
+	r.events, err = postgres.NewEvents(o.Store, &postgres.EventsOptions{OnCancel: r.cancelLocal, Listen: listen, Logger: logger})
 	if err != nil {
 		r.leases.Close()
 		return nil, err
 	}
 	r.relay, r.wrote = make(chan postgres.Appended, relayQueue), make(chan struct{})
 	go r.write()
+	if r.ext != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if err := r.ext.sync(ctx); err != nil {
+			logger.Error("cannot sync the extensions config with the database", "path", o.ExtensionsPath, "err", err)
+		}
+		cancel()
+		var runCtx context.Context
+		runCtx, r.extEnd = context.WithCancel(context.Background())
+		r.extRan = make(chan struct{})
+		go r.ext.run(runCtx, r.extRan)
+	}
 	return r, nil
 }
 
@@ -113,6 +140,9 @@ func (r *Replica) Events() *postgres.Events { return r.events }
 func (r *Replica) Options(o Options) Options {
 	o.RunLocks = replicaLocks{r}
 	o.Store = &relayStore{Store: cmp.Or[store.Store](o.Store, r.store), r: r}
+	if r.ext != nil {
+		o.MCP = publishingResetter{ext: r.ext, next: o.MCP}
+	}
 	return o
 }
 
@@ -128,6 +158,10 @@ func (r *Replica) Close() error {
 		close(r.relay)
 	})
 	<-r.wrote
+	if r.ext != nil {
+		r.extEnd()
+		<-r.extRan
+	}
 	return errors.Join(r.events.Close(), r.leases.Close())
 }
 
@@ -174,6 +208,9 @@ type replicaLocks struct{ r *Replica }
 
 // Acquire implements RunLocks.
 func (l replicaLocks) Acquire(ctx context.Context, threadID, runID string) (func(), error) {
+	if l.r.ext != nil {
+		l.r.ext.beforeRun(ctx) // the run's assembly follows the lease
+	}
 	release, err := l.r.leases.Acquire(ctx, threadID, runID)
 	if errors.Is(err, postgres.ErrLeaseHeld) {
 		return nil, fmt.Errorf("%w: %v", ErrThreadBusy, err)

@@ -31,8 +31,9 @@ func (a *app) openPostgres() (store.Store, error) {
 // newGateway builds the gateway from opts. With the Postgres backend the
 // process is one replica among several sharing the database: runs are
 // leased per thread across replicas (database.run_lease_seconds), their
-// frames relayed so that any replica can stream or cancel them, and the
-// returned serve function serves the replica's handler. Otherwise it is
+// frames relayed so that any replica can stream or cancel them, the
+// extensions config kept in step with a versioned copy in the database,
+// and the returned serve function serves the replica's handler. Otherwise it is
 // the gateway's own Serve.
 func (a *app) newGateway(opts gateway.Options) (*gateway.Server, func(context.Context, net.Listener) error, error) {
 	pg, ok := opts.Store.(*postgres.Store)
@@ -44,7 +45,8 @@ func (a *app) newGateway(opts gateway.Options) (*gateway.Server, func(context.Co
 		return gw, gw.Serve, nil
 	}
 	rep, err := gateway.NewReplica(gateway.ReplicaOptions{Store: pg,
-		LeaseTTL: time.Duration(a.cfg.Database.RunLeaseSeconds) * time.Second, Logger: a.logger})
+		LeaseTTL:       time.Duration(a.cfg.Database.RunLeaseSeconds) * time.Second,
+		ExtensionsPath: opts.ExtensionsPath, Logger: a.logger})
 	if err != nil {
 		return nil, nil, err
 	}

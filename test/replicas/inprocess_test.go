@@ -14,6 +14,7 @@ import (
 	"github.com/antlerhq/antler/agent"
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/gateway"
+	"github.com/antlerhq/antler/mcptools"
 	"github.com/antlerhq/antler/model"
 	"github.com/antlerhq/antler/model/modeltest"
 	"github.com/antlerhq/antler/store/postgres"
@@ -78,7 +79,19 @@ type inproc struct {
 // startInproc starts a replica on 127.0.0.1 against the schema, with the
 // shared home and model.
 func startInproc(t testing.TB, url, schema, home string, m model.ChatModel, leaseTTL time.Duration) *inproc {
+	return startInprocOpts(t, url, schema, home, m, inprocOptions{leaseTTL: leaseTTL})
+}
+
+type inprocOptions struct {
+	leaseTTL time.Duration
+	// extensions: the replica has its own extensions_config.json (in
+	// home), an MCP manager reading it, and syncs it through Postgres.
+	extensions bool
+}
+
+func startInprocOpts(t testing.TB, url, schema, home string, m model.ChatModel, o inprocOptions) *inproc {
 	t.Helper()
+	leaseTTL := o.leaseTTL
 	ctx := context.Background()
 	cfg, err := config.Parse(filepath.Join(home, "config.yaml"), []byte(inprocConfig), nil)
 	if err != nil {
@@ -96,14 +109,27 @@ func startInproc(t testing.TB, url, schema, home string, m model.ChatModel, leas
 	reg.RegisterModel(func(context.Context, *toolset.Env, config.Model) (model.ChatModel, error) { return m, nil }, "test:scripted")
 	reg.RegisterTool(func(context.Context, *toolset.Env, config.ToolEntry) (*tool.Tool, error) { return noteTool(), nil }, "test:note")
 	asm := &toolset.Assembler{Registry: reg, Env: &toolset.Env{Config: cfg, Home: home}}
-	rep, err := gateway.NewReplica(gateway.ReplicaOptions{Store: st, LeaseTTL: leaseTTL, Poll: 200 * time.Millisecond})
+	var extPath string
+	var mgr *mcptools.Manager
+	if o.extensions {
+		extPath = filepath.Join(home, "extensions_config.json")
+		mgr = mcptools.New(&mcptools.Options{Extensions: config.NewExtensionsCache(extPath)})
+		asm.MCP = mgr
+	}
+	rep, err := gateway.NewReplica(gateway.ReplicaOptions{Store: st, LeaseTTL: leaseTTL, Poll: 200 * time.Millisecond,
+		ExtensionsPath: extPath})
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw, err := gateway.New(rep.Options(gateway.Options{
+	gwOpts := gateway.Options{
 		Config: cfg, Store: st, Layout: layout,
-		Factory: agent.FactoryOptions{Assembler: asm},
-	}))
+		Factory:        agent.FactoryOptions{Assembler: asm},
+		ExtensionsPath: extPath,
+	}
+	if mgr != nil {
+		gwOpts.MCP = mgr
+	}
+	gw, err := gateway.New(rep.Options(gwOpts))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,6 +150,9 @@ func startInproc(t testing.TB, url, schema, home string, m model.ChatModel, leas
 		srv.Close()
 		gw.Close()
 		rep.Close()
+		if mgr != nil {
+			mgr.Close()
+		}
 		st.Close()
 	}
 	t.Cleanup(r.stop)
