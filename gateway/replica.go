@@ -30,8 +30,9 @@ type ReplicaOptions struct {
 	// Owner names this replica in lease rows; "" means host:pid:random.
 	Owner string
 	// Poll is how often a client following a run of another replica
-	// re-reads without a notification, and checks that the run is still
-	// alive; 0 means postgres.DefaultEventPoll.
+	// re-reads without a notification and checks that the run is still
+	// alive, and how often the extensions file is compared with the
+	// database; 0 means postgres.DefaultEventPoll.
 	Poll time.Duration
 	// ExtensionsPath, when set, is this replica's extensions_config.json,
 	// kept in step with a versioned copy in the database (for replicas
@@ -58,8 +59,9 @@ type ReplicaOptions struct {
 //
 // Wire it in three steps: wrap the options with [Replica.Options], build
 // the Server with [New], then [Replica.Attach] it and serve
-// [Replica.Handler] instead of [Server.Handler]. Close the Server before
-// the Replica, and the Replica before the store.
+// [Replica.Handler] instead of [Server.Handler] ([Replica.Serve] does, as
+// Server.Serve). Close the Server before the Replica, and the Replica
+// before the store.
 type Replica struct {
 	// immutable after NewReplica
 	store  *postgres.Store

@@ -92,8 +92,9 @@ func (e *extSync) sync(ctx context.Context) error {
 		localHash = postgres.HashDoc(local)
 	}
 	switch {
-	case e.synced == "" && latest != nil && localHash == latest.SHA256:
-		// At start: the file already holds the newest version.
+	case latest != nil && localHash == latest.SHA256:
+		// The file already holds the newest version (at start, or a file
+		// shared with the replica that stored it).
 		e.synced, e.version = latest.SHA256, latest.Version
 		return nil
 	case local != nil && localHash != e.synced && (e.synced != "" || latest == nil):

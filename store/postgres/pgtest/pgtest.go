@@ -45,8 +45,8 @@ func Schema(t testing.TB) (url, schema string) {
 		}
 		return '_'
 	}, name)
-	if len(name) > 40 {
-		name = name[:40]
+	if len(name) > 30 { // identifiers are at most 63 bytes
+		name = name[:30]
 	}
 	schema = "antler_test_" + name + "_" + hex.EncodeToString(b[:])
 	t.Cleanup(func() {
