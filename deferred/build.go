@@ -215,7 +215,11 @@ func buildIndex(tools []*tool.Tool) *index {
 
 	// The term ids of every document, field after field, in one array:
 	// document d's field k is flat[off[d*numFields+k]:off[d*numFields+k+1]].
-	flat := make([]int32, 0, 64*n)
+	size := 0
+	for _, t := range tools {
+		size += len(t.Name) + len(t.Description) + len(t.InputSchema)
+	}
+	flat := make([]int32, 0, size/10+8*n) // about one term per ten bytes
 	off := make([]int32, 1, n*numFields+1)
 	var totalLen [numFields]float64
 	end := func(k int) {
@@ -224,6 +228,7 @@ func buildIndex(tools []*tool.Tool) *index {
 	}
 
 	names := make([]int32, 0, 8*n)
+	var pdBuf []int32
 	var nameTerm, proseTerm []bool // by term id
 	mark := func(set *[]bool, ids []int32) {
 		for _, id := range ids {
@@ -271,7 +276,7 @@ func buildIndex(tools []*tool.Tool) *index {
 		mark(&proseTerm, flat[off[len(off)-1]:])
 		end(fieldDescription)
 
-		var pd []int32
+		pd := pdBuf[:0]
 		forEachParam(t.InputSchema, func(name, desc string) {
 			flat = a.terms(flat, name, -1)
 			if desc != "" {
@@ -280,6 +285,7 @@ func buildIndex(tools []*tool.Tool) *index {
 		})
 		end(fieldParamName)
 		flat = append(flat, pd...)
+		pdBuf = pd
 		end(fieldParamDescription)
 
 		ix.descs[d] = t.Description
@@ -288,38 +294,42 @@ func buildIndex(tools []*tool.Tool) *index {
 	// Compound identifiers of names and server names (datagov,
 	// hdbcarpark) also count their parts, when they occur nowhere in
 	// prose (so "generate" is never read as "gene rate").
-	{
-		compound := make(map[int32][]int32)
-		for w, id := range ix.words {
-			if id >= 0 && int(id) < len(nameTerm) && nameTerm[id] && (int(id) >= len(proseTerm) || !proseTerm[id]) {
-				if parts := ix.splitCompound(w); len(parts) > 0 {
-					compound[id] = parts
+	nt := len(ix.termStr)
+	compound := make([][]int32, nt) // by term id
+	for w, id := range ix.words {
+		if id >= 0 && int(id) < len(nameTerm) && nameTerm[id] && (int(id) >= len(proseTerm) || !proseTerm[id]) {
+			compound[id] = ix.splitCompound(w)
+		}
+	}
+	// terms calls fn with the terms of document d's field k, compound
+	// parts included, and returns their number.
+	terms := func(d, k int, fn func(id int32)) int {
+		a, b := off[d*numFields+k], off[d*numFields+k+1]
+		count := int(b - a)
+		for _, id := range flat[a:b] {
+			fn(id)
+			if k == fieldName || k == fieldServer {
+				for _, p := range compound[id] {
+					fn(p)
 				}
+				count += len(compound[id])
 			}
 		}
-		extraFlat := make([]int32, 0, len(flat)+n*4)
-		newOff := make([]int32, 1, len(off))
-		for d := range n {
-			for k := range numFields {
-				a, b := off[d*numFields+k], off[d*numFields+k+1]
-				extraFlat = append(extraFlat, flat[a:b]...)
-				if k == fieldName || k == fieldServer {
-					for _, id := range flat[a:b] {
-						extraFlat = append(extraFlat, compound[id]...)
-					}
-					totalLen[k] += float64(len(extraFlat) - int(newOff[len(newOff)-1]) - int(b-a))
-				}
-				newOff = append(newOff, int32(len(extraFlat)))
-			}
+		return count
+	}
+	lens := make([]int32, n*numFields)
+	for d := range n {
+		for k := range numFields {
+			c := terms(d, k, func(int32) {})
+			lens[d*numFields+k] = int32(c)
+			totalLen[k] += float64(c - int(off[d*numFields+k+1]-off[d*numFields+k]))
 		}
-		flat, off = extraFlat, newOff
 	}
 
 	var avg [numFields]float64
 	for k := range numFields {
 		avg[k] = max(totalLen[k]/float64(max(n, 1)), 1)
 	}
-	nt := len(ix.termStr)
 
 	// Document frequencies, then postings in one array (CSR).
 	last := make([]int32, nt)
@@ -328,11 +338,13 @@ func buildIndex(tools []*tool.Tool) *index {
 	}
 	df := make([]int32, nt+1)
 	for d := range n {
-		for _, id := range flat[off[d*numFields]:off[(d+1)*numFields]] {
-			if last[id] != int32(d) {
-				last[id] = int32(d)
-				df[id]++
-			}
+		for k := range numFields {
+			terms(d, k, func(id int32) {
+				if last[id] != int32(d) {
+					last[id] = int32(d)
+					df[id]++
+				}
+			})
 		}
 	}
 	start := make([]int32, nt+1)
@@ -346,18 +358,18 @@ func buildIndex(tools []*tool.Tool) *index {
 	for d := range n {
 		touched = touched[:0]
 		for k := range numFields {
-			a, b := off[d*numFields+k], off[d*numFields+k+1]
-			if a == b {
+			l := lens[d*numFields+k]
+			if l == 0 {
 				continue
 			}
 			fp := fieldParams[k]
-			norm := fp.weight / (1 - fp.b + fp.b*float64(b-a)/avg[k])
-			for _, id := range flat[a:b] {
+			norm := fp.weight / (1 - fp.b + fp.b*float64(l)/avg[k])
+			terms(d, k, func(id int32) {
 				if acc[id] == 0 {
 					touched = append(touched, id)
 				}
 				acc[id] += norm
-			}
+			})
 		}
 		for _, id := range touched {
 			all2[fill[id]] = posting{doc: int32(d), tf: float32(acc[id])}
