@@ -14,12 +14,19 @@
 // answers a call to an unpromoted tool with DeerFlow's "deferred and has
 // not been promoted" error without running it. [Setup] builds all of this
 // from the assembled MCP tools and the tool_search configuration; it is
-// the entry point for the lead-agent factory.
+// the entry point for the lead-agent factory. [SetupRouted] adds keyword
+// routing ([Router]): tools whose extensions-file routing is
+// {mode: prefer} and whose keywords occur in the latest real user message
+// are exposed for that turn's model calls by the routing middleware,
+// which must run before the filter, and listed in <mcp_routing_hints>.
 //
 // Ranked search ([Catalog.Search]) is BM25F over the tool name, server,
 // description and parameter names and descriptions, with identifier
-// splitting (camelCase, snake_case, kebab-case), Snowball stemming, stop
-// words and name/server boosts. A query that is a valid regular
-// expression matching some tools still returns those first, as DeerFlow's
-// single-regex search did.
+// splitting (camelCase, snake_case, kebab-case) and decompounding of
+// name identifiers against the catalogue's own words, Snowball stemming,
+// stop words, a small hand-written lexicon of software and everyday
+// synonyms (lexicon.txt; a query word scores its best form, never the
+// sum of its forms), truncation matches and name/server boosts. A query
+// that is a valid regular expression matching some tools still returns
+// those first, as DeerFlow's single-regex search did.
 package deferred

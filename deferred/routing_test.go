@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -171,4 +172,26 @@ func TestRoutingPromptSection(t *testing.T) {
 	if got := orList([]string{"a", "b", "c"}); got != "a, b, or c" {
 		t.Errorf("orList = %q", got)
 	}
+}
+
+func ExampleRouter() {
+	tools := []*tool.Tool{
+		{Name: "jira_create_ticket", Meta: map[string]string{"mcp_server": "jira", "mcp_tool": "create_ticket"}},
+		{Name: "jira_search", Meta: map[string]string{"mcp_server": "jira", "mcp_tool": "search"}},
+	}
+	servers := map[string]config.MCPServer{
+		"jira": {Routing: &config.Routing{Mode: "prefer", Priority: 10, Keywords: []string{"ticket", "jira"}},
+			Tools: map[string]json.RawMessage{"create_ticket": json.RawMessage(`{"routing":{"priority":20}}`)}},
+	}
+	r := NewRouter(tools, servers, 3, NewCatalog(tools))
+	fmt.Println(r.Match([]model.Message{model.UserText("Open a Jira TICKET for the outage")}))
+	fmt.Println(r.PromptSection())
+	// Output:
+	// [jira_create_ticket jira_search]
+	// <mcp_routing_hints>
+	// When the user's request involves ticket or jira:
+	//   use `tool_search` to fetch `jira_create_ticket`, then prefer that MCP tool.
+	// When the user's request involves ticket or jira:
+	//   use `tool_search` to fetch `jira_search`, then prefer that MCP tool.
+	// </mcp_routing_hints>
 }
