@@ -3,6 +3,7 @@ package deferred
 import (
 	"math"
 	"slices"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -272,7 +273,13 @@ func buildIndex(tools []*tool.Tool) *index {
 		}
 		end(fieldServer)
 
-		flat = a.terms(flat, t.Description, doc)
+		// The lead sentence is analysed first so that its terms, a prefix
+		// of the description's, can be copied into the lead field.
+		lead := leadEnd(t.Description)
+		descStart := len(flat)
+		flat = a.terms(flat, t.Description[:lead], doc)
+		leadTerms := len(flat) - descStart
+		flat = a.terms(flat, t.Description[lead:], doc)
 		mark(&proseTerm, flat[off[len(off)-1]:])
 		end(fieldDescription)
 
@@ -287,6 +294,8 @@ func buildIndex(tools []*tool.Tool) *index {
 		flat = append(flat, pd...)
 		pdBuf = pd
 		end(fieldParamDescription)
+		flat = append(flat, flat[descStart:descStart+leadTerms]...)
+		end(fieldLead)
 
 		ix.descs[d] = t.Description
 	}
@@ -456,4 +465,33 @@ func (t *runTable) put(s string, h uint32, v rawRun) {
 		i = (i + 1) & mask
 	}
 	t.slots[i] = int32(len(t.keys))
+}
+
+// leadEnd returns where the lead sentence of a description ends: at the
+// first ". " or newline within the first 200 bytes, else at the last
+// space or ASCII punctuation before byte 200, else at the end. The cut is
+// always between words, so the lead's terms are a prefix of the
+// description's.
+func leadEnd(s string) int {
+	const maxLead = 200
+	lim := min(len(s), maxLead)
+	end := -1
+	if i := strings.Index(s[:lim], ". "); i >= 0 {
+		end = i
+	}
+	if i := strings.IndexByte(s[:lim], '\n'); i >= 0 && (end < 0 || i < end) {
+		end = i
+	}
+	if end >= 0 || len(s) <= maxLead {
+		if end < 0 {
+			end = len(s)
+		}
+		return end
+	}
+	for i := lim; i > 0; i-- {
+		if c := s[i-1]; c < utf8.RuneSelf && !asciiAlnum[c] {
+			return i - 1
+		}
+	}
+	return len(s)
 }

@@ -13,19 +13,25 @@ const (
 	fieldDescription
 	fieldParamName
 	fieldParamDescription
+	fieldLead // the description's first sentence (see leadEnd)
 	numFields
 )
 
 // fieldParams are the BM25F weight and length normalisation (b) of each
 // field. The name says most about what a tool does and is short, so it
 // weighs most and is barely length-normalised; parameter descriptions are
-// long and often generic ("the page number"), so they weigh least.
+// long and often generic ("the page number"), so they weigh least. The
+// lead (first sentence) of the description says what the tool is for;
+// the rest is usually usage notes, so the lead counts again on its own,
+// barely length-normalised, and a tool with a long manual-like
+// description is not buried by it.
 var fieldParams = [numFields]struct{ weight, b float64 }{
 	fieldName:             {weight: 3.0, b: 0.3},
 	fieldServer:           {weight: 1.5, b: 0.3},
 	fieldDescription:      {weight: 1.0, b: 0.75},
 	fieldParamName:        {weight: 0.7, b: 0.5},
 	fieldParamDescription: {weight: 0.4, b: 0.75},
+	fieldLead:             {weight: 2.0, b: 0.3},
 }
 
 const (

@@ -204,3 +204,24 @@ func foldedKeys(s string) bool {
 	}
 	return false
 }
+
+func TestLeadEnd(t *testing.T) {
+	long := strings.Repeat("word ", 50) // 250 bytes, no sentence end
+	tests := []struct {
+		name, desc, want string
+	}{
+		{"first sentence", "Write a file. Use with care.", "Write a file"},
+		{"newline", "List issues\nArgs: owner", "List issues"},
+		{"dotted name is not a sentence end", "Fetch data.gov records. More.", "Fetch data.gov records"},
+		{"short, one sentence", "Get the price", "Get the price"},
+		{"long, cut between words", long, long[:199]},
+		{"empty", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.desc[:leadEnd(tt.desc)]; got != tt.want {
+				t.Errorf("lead of %q = %q, want %q", tt.desc, got, tt.want)
+			}
+		})
+	}
+}
