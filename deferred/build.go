@@ -200,15 +200,16 @@ func isLowerASCII(c byte) bool { return 'a' <= c && c <= 'z' }
 func buildIndex(tools []*tool.Tool) *index {
 	n := len(tools)
 	ix := &index{
-		n:          n,
-		terms:      make(map[string]int32, 4096),
-		words:      make(map[string]int32, 4096),
-		nameTerms:  make([][]int32, n),
-		lowerNames: make([]string, n),
-		server:     make([]int32, n),
-		descs:      make([]string, n),
-		names:      make([]string, n),
-		runIDs:     make(map[string]int32, 4096),
+		n:           n,
+		terms:       make(map[string]int32, 4096),
+		words:       make(map[string]int32, 4096),
+		nameTerms:   make([][]int32, n),
+		lowerNames:  make([]string, n),
+		server:      make([]int32, n),
+		descs:       make([]string, n),
+		names:       make([]string, n),
+		runIDs:      make(map[string]int32, 4096),
+		nameBigrams: make(map[uint64][]int32, n),
 	}
 	a := &analyzer{ix: ix}
 	a.raw.init(1 << 14)
@@ -243,6 +244,16 @@ func buildIndex(tools []*tool.Tool) *index {
 		doc := int32(d)
 		flat = a.terms(flat, t.Name, doc)
 		end(fieldName)
+		nt := flat[off[len(off)-2]:]
+		for i := 1; i < len(nt); i++ {
+			if nt[i-1] == nt[i] {
+				continue
+			}
+			key := bigram(nt[i-1], nt[i])
+			if ps := ix.nameBigrams[key]; len(ps) == 0 || ps[len(ps)-1] != doc {
+				ix.nameBigrams[key] = append(ps, doc)
+			}
+		}
 		nameStart := len(names)
 		for _, id := range flat[off[len(off)-2]:] {
 			if !slices.Contains(names[nameStart:], id) {

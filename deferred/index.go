@@ -50,6 +50,9 @@ const (
 	// synonymWeight is the weight of a word of the query word's lexicon
 	// groups (lexicon.txt).
 	synonymWeight = 0.5
+	// nameBigramWeight scales the bonus, the mean IDF of the two terms,
+	// of a tool whose name holds two consecutive query words in order.
+	nameBigramWeight = 0.5
 	// pathFileWeight is the weight of the term "file" added to a query
 	// that mentions a file path ("save it to /root/x.md").
 	pathFileWeight = 0.5
@@ -94,6 +97,8 @@ type index struct {
 	runDocs [][]int32        // by run id: documents, ascending
 	runList []string         // by run id
 
+	nameBigrams map[uint64][]int32 // consecutive name terms (see bigram) → documents
+
 	pool sync.Pool // of *scratch
 }
 
@@ -129,8 +134,9 @@ type qterm struct {
 // word, its index term at weight 1 and the index terms it also matches at
 // lower weight (lexicon synonyms, truncation matches). A document scores
 // the best match of each group, so a word's variants never add up.
-func (ix *index) queryTerms(query string) [][]qterm {
-	var out [][]qterm
+// seq is the index term of each query word that is not a stop word, in
+// query order (-1 for a word the catalogue lacks), for phrase matches.
+func (ix *index) queryTerms(query string) (out [][]qterm, seq []int32) {
 	splitWords(query, func(w string) {
 		if len(w) < 2 || stopWord(w) {
 			return
@@ -144,6 +150,11 @@ func (ix *index) queryTerms(query string) [][]qterm {
 		} else {
 			st = stemWord(w)
 		}
+		exact := int32(-1)
+		if id, ok := ix.terms[st]; ok {
+			exact = id
+		}
+		seq = append(seq, exact)
 		var g []qterm
 		add := func(id int32, w float64) {
 			for i := range g {
@@ -154,8 +165,8 @@ func (ix *index) queryTerms(query string) [][]qterm {
 			}
 			g = append(g, qterm{id, w})
 		}
-		if id, ok := ix.terms[st]; ok {
-			add(id, 1)
+		if exact >= 0 {
+			add(exact, 1)
 		}
 		for _, s := range ix.syn[st] {
 			if id, ok := ix.terms[s]; ok {
@@ -180,7 +191,7 @@ func (ix *index) queryTerms(query string) [][]qterm {
 			out = append(out, []qterm{{id, pathFileWeight}})
 		}
 	}
-	return out
+	return out, seq
 }
 
 // prefixMatches calls fn with the index terms, other than q itself, that
@@ -227,7 +238,7 @@ type ranking struct {
 
 // newRanking computes the BM25F base scores of query.
 func (ix *index) newRanking(query string) *ranking {
-	groups := ix.queryTerms(query)
+	groups, seq := ix.queryTerms(query)
 	r := &ranking{ix: ix, query: query}
 	if len(groups) == 0 {
 		return r
@@ -281,6 +292,22 @@ func (ix *index) newRanking(query string) *ranking {
 		}
 	}
 	sc.bestDocs = bestDocs
+
+	// Phrase matches: two consecutive query words that are consecutive
+	// terms of a tool's name (bar chart → generate_bar_chart).
+	for i := 1; i < len(seq); i++ {
+		a, b := seq[i-1], seq[i]
+		if a < 0 || b < 0 || a == b {
+			continue
+		}
+		bonus := nameBigramWeight * float64(ix.idf[a]+ix.idf[b]) / 2
+		for _, d := range ix.nameBigrams[bigram(a, b)] {
+			if r.base[d] == 0 {
+				r.touched = append(r.touched, d)
+			}
+			r.base[d] += bonus
+		}
+	}
 	return r
 }
 
@@ -487,3 +514,6 @@ func mentionsPath(q string) bool {
 	}
 	return false
 }
+
+// bigram is the key of the term pair a, b.
+func bigram(a, b int32) uint64 { return uint64(uint32(a))<<32 | uint64(uint32(b)) }
