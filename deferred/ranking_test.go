@@ -1,0 +1,37 @@
+package deferred
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/antlerhq/antler/tool"
+)
+
+// TestRankingSignals checks one query per ranking signal: the name
+// phrase bonus, lexicon synonyms with the path → file term and the lead
+// sentence, and decompounded name identifiers.
+func TestRankingSignals(t *testing.T) {
+	c := NewCatalog([]*tool.Tool{
+		fakeTool("charts", "charts_chart_bar_colors", "Set the colours of a chart's bars.", nil),
+		fakeTool("charts", "charts_generate_bar_chart", "Generate a chart.", nil),
+		fakeTool("fs", "fs_write_file", "Write or append to file contents.\n\nCHUNKING IS STANDARD PRACTICE: "+strings.Repeat("notes about markdown reports and chunks ", 40), nil),
+		fakeTool("notes", "notes_write_note", "Create or update a markdown note in the knowledge base.", nil),
+		fakeTool("datagov", "datagov_package_search", "Search packages.", nil),
+		fakeTool("other", "other_search", "Search the data of the gov archive.", nil),
+	})
+	tests := []struct {
+		name, query, want string
+	}{
+		{"phrase in name", "plot a bar chart", "charts_generate_bar_chart"},
+		{"synonym and path: save → write, /root/x.md → file", "save it to /root/out/report.md", "fs_write_file"},
+		{"decompounded name", "gov data packages", "datagov_package_search"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := names(c.Search(tt.query, 1))
+			if len(got) == 0 || got[0] != tt.want {
+				t.Errorf("Search(%q) top = %v, want %s", tt.query, got, tt.want)
+			}
+		})
+	}
+}
