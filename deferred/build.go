@@ -4,7 +4,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/antlerhq/antler/tool"
@@ -28,6 +27,7 @@ type analyzer struct {
 	lb       []byte   // lowercased run being analysed
 	raw      runTable // by run as written
 	runTerms []int32
+	runLast  []int32 // by run id: the last document recorded
 }
 
 func (a *analyzer) termID(term string) int32 {
@@ -64,14 +64,20 @@ func (a *analyzer) runID(r []byte) int32 {
 		ix.runIDs[s] = id
 		ix.runList = append(ix.runList, s)
 		ix.runDocs = append(ix.runDocs, nil)
+		a.runLast = append(a.runLast, -1)
 	}
 	return id
 }
 
 func (a *analyzer) run(r []byte, doc int32) {
-	id := a.runID(r)
-	if ps := a.ix.runDocs[id]; len(ps) == 0 || ps[len(ps)-1] != doc {
-		a.ix.runDocs[id] = append(ps, doc)
+	a.addRun(a.runID(r), doc)
+}
+
+// addRun records that doc holds run id; documents come in ascending order.
+func (a *analyzer) addRun(id, doc int32) {
+	if a.runLast[id] != doc {
+		a.runLast[id] = doc
+		a.ix.runDocs[id] = append(a.ix.runDocs[id], doc)
 	}
 }
 
@@ -86,7 +92,7 @@ func (a *analyzer) terms(dst []int32, s string, doc int32) []int32 {
 			continue
 		}
 		if c >= utf8.RuneSelf {
-			if r, size := utf8.DecodeRuneInString(s[i:]); !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			if r, size := utf8.DecodeRuneInString(s[i:]); !isWordRune(r) {
 				i += size
 				continue
 			}
@@ -105,7 +111,7 @@ func (a *analyzer) terms(dst []int32, s string, doc int32) []int32 {
 				continue
 			}
 			r, size := utf8.DecodeRuneInString(s[i:])
-			if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			if !isWordRune(r) {
 				break
 			}
 			ascii = false
@@ -127,10 +133,9 @@ func (a *analyzer) terms(dst []int32, s string, doc int32) []int32 {
 			ri = a.analyseRun(s[start:i])
 			a.raw.put(s[start:i], h, ri)
 		}
-		if doc >= 0 {
-			if ps := a.ix.runDocs[ri.run]; len(ps) == 0 || ps[len(ps)-1] != doc {
-				a.ix.runDocs[ri.run] = append(ps, doc)
-			}
+		if doc >= 0 && a.runLast[ri.run] != doc {
+			a.runLast[ri.run] = doc
+			a.ix.runDocs[ri.run] = append(a.ix.runDocs[ri.run], doc)
 		}
 		dst = append(dst, a.runTerms[ri.start:ri.end]...)
 	}

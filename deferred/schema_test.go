@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
@@ -224,4 +225,14 @@ func TestLeadEnd(t *testing.T) {
 			}
 		})
 	}
+}
+
+func FuzzIsWordRune(f *testing.F) {
+	f.Add(int32('a'))
+	f.Add(int32(0x4E2D))
+	f.Fuzz(func(t *testing.T, r int32) {
+		if got, want := isWordRune(r), unicode.IsLetter(r) || unicode.IsDigit(r); got != want {
+			t.Errorf("isWordRune(%U) = %v, want %v", r, got, want)
+		}
+	})
 }

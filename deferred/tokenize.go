@@ -22,13 +22,15 @@ func splitWords(s string, emit func(word string)) {
 		start = -1
 	}
 	for i, r := range s {
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+		if !isWordRune(r) {
 			flush(i)
 			prev, prevPrev = 0, 0
 			continue
 		}
 		if start < 0 {
 			start = i
+		} else if isHan(r) {
+			// Uncased: no identifier boundary.
 		} else if unicode.IsUpper(r) && unicode.IsLower(prev) {
 			// fooBar: split before B.
 			flush(i)
@@ -121,3 +123,15 @@ func (s *stemmer) terms(dst []string, text string) []string {
 	})
 	return dst
 }
+
+// isWordRune reports whether r is a letter or digit, with a fast path for
+// ASCII and the CJK ideographs common in tool descriptions.
+func isWordRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return asciiAlnum[r]
+	}
+	return isHan(r) || unicode.IsLetter(r) || unicode.IsDigit(r)
+}
+
+// isHan reports whether r is a CJK Unified Ideograph (basic block).
+func isHan(r rune) bool { return 0x4E00 <= r && r <= 0x9FFF }
