@@ -127,7 +127,7 @@ func (s *stemmer) terms(dst []string, text string) []string {
 // isWordRune reports whether r is a letter or digit, with a fast path for
 // ASCII and the CJK ideographs common in tool descriptions.
 func isWordRune(r rune) bool {
-	if r < utf8.RuneSelf {
+	if 0 <= r && r < utf8.RuneSelf {
 		return asciiAlnum[r]
 	}
 	return isHan(r) || unicode.IsLetter(r) || unicode.IsDigit(r)
