@@ -11,7 +11,11 @@ import (
 // case-insensitive, and as a literal when it is not a valid regular
 // expression.
 type catalogRegex struct {
-	re *regexp.Regexp
+	// pattern is the regular expression to match, compiled into re on
+	// first use (most queries are rejected by the run index before any
+	// text is matched); "" in literal mode.
+	pattern string
+	re      *regexp.Regexp
 	// literal is the lowercased query when the query is plain text with
 	// no regex syntax (the common case): matching is then a substring
 	// test on lowercased text, much faster than the regex engine.
@@ -26,33 +30,48 @@ func compileCatalogRegex(query string) *catalogRegex {
 		lq := strings.ToLower(query)
 		return &catalogRegex{literal: lq, required: []string{lq}}
 	}
-	re, err := regexp.Compile("(?i)" + query)
+	// Parsing finds out whether the query is a valid expression (as
+	// regexp.Compile would) and what literals a match needs; compiling
+	// waits until some text must be matched.
+	parsed, err := syntax.Parse(query, syntax.Perl|syntax.FoldCase)
 	if err != nil {
 		lq := strings.ToLower(query)
 		if isASCII(query) {
 			return &catalogRegex{literal: lq, required: []string{lq}}
 		}
-		return &catalogRegex{re: regexp.MustCompile("(?i)" + regexp.QuoteMeta(query)), required: []string{lq}}
+		return &catalogRegex{pattern: "(?i)" + regexp.QuoteMeta(query), required: []string{lq}}
 	}
-	cr := &catalogRegex{re: re}
-	if parsed, err := syntax.Parse(query, syntax.Perl|syntax.FoldCase); err == nil {
-		cr.required = requiredLiterals(parsed.Simplify())
-	}
+	cr := &catalogRegex{pattern: "(?i)" + query}
+	cr.required = requiredLiterals(parsed.Simplify())
 	return cr
+}
+
+// regex returns the compiled pattern. A pattern that parsed but does not
+// compile (a program too large) matches as a literal, like an invalid
+// one.
+func (cr *catalogRegex) regex() *regexp.Regexp {
+	if cr.re == nil {
+		re, err := regexp.Compile(cr.pattern)
+		if err != nil {
+			re = regexp.MustCompile("(?i)" + regexp.QuoteMeta(strings.TrimPrefix(cr.pattern, "(?i)")))
+		}
+		cr.re = re
+	}
+	return cr.re
 }
 
 // match reports whether s matches.
 func (cr *catalogRegex) match(s string) bool {
-	if cr.re == nil {
+	if cr.pattern == "" {
 		return indexFoldASCII(s, cr.literal, 0) >= 0
 	}
-	return cr.re.MatchString(s)
+	return cr.regex().MatchString(s)
 }
 
 // count returns the number of non-overlapping matches in s, as Python's
 // re.findall counts them.
 func (cr *catalogRegex) count(s string) int {
-	if cr.re == nil {
+	if cr.pattern == "" {
 		if cr.literal == "" {
 			return utf8.RuneCountInString(s) + 1
 		}
@@ -62,7 +81,7 @@ func (cr *catalogRegex) count(s string) int {
 		}
 		return n
 	}
-	return len(cr.re.FindAllStringIndex(s, -1))
+	return len(cr.regex().FindAllStringIndex(s, -1))
 }
 
 // indexFoldASCII returns the first index ≥ from at which s contains the
