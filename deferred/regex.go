@@ -26,6 +26,8 @@ type catalogRegex struct {
 }
 
 func compileCatalogRegex(query string) *catalogRegex {
+	// Invalid UTF-8 cannot be compiled, even quoted.
+	query = strings.ToValidUTF8(query, "\uFFFD")
 	if regexp.QuoteMeta(query) == query && isASCII(query) {
 		lq := strings.ToLower(query)
 		return &catalogRegex{literal: lq, required: []string{lq}}
