@@ -12,6 +12,11 @@ type Gateway struct {
 	// Tokens map bearer tokens to users. None means the gateway serves one
 	// default user and listens on loopback only.
 	Tokens []GatewayToken `yaml:"tokens"`
+	// CORSOrigins are browser origins (such as the frontend's
+	// "http://localhost:3000") allowed to call the gateway from another
+	// origin; none means same-origin only. The GATEWAY_CORS_ORIGINS
+	// environment variable (comma-separated, DeerFlow's) adds to it.
+	CORSOrigins []string `yaml:"cors_origins"`
 }
 
 // GatewayToken is one entry of gateway.tokens.

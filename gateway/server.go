@@ -84,6 +84,10 @@ type Options struct {
 	RunLocks RunLocks
 	// Heartbeat is the SSE heartbeat interval; 0 means DefaultHeartbeat.
 	Heartbeat time.Duration
+	// CORSOrigins are the browser origins allowed to call the gateway from
+	// another origin (config gateway.cors_origins, or DeerFlow's
+	// GATEWAY_CORS_ORIGINS); none means same-origin only.
+	CORSOrigins []string
 	// MaxBodyBytes bounds JSON request bodies; 0 means
 	// DefaultMaxBodyBytes. Uploads are bounded by config's uploads
 	// section instead.
@@ -170,7 +174,7 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.baseCtx, s.stop = context.WithCancel(context.Background())
-	s.handler = s.routes()
+	s.handler = withCORS(opts.CORSOrigins, s.routes())
 	return s, nil
 }
 

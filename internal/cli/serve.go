@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -72,6 +73,7 @@ their streams end.`,
 				MCP:            a.mcp,
 				StdioAllowlist: allow,
 				Tokens:         a.cfg.Gateway.Tokens,
+				CORSOrigins:    append(slices.Clone(a.cfg.Gateway.CORSOrigins), gateway.SplitOrigins(g.opts.Getenv("GATEWAY_CORS_ORIGINS"))...),
 				DefaultUserID:  g.user,
 				Logger:         a.logger,
 			})
