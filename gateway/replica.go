@@ -334,7 +334,10 @@ func (r *Replica) Handler() http.Handler {
 // remoteRun returns the caller's run rid of thread tid when it is active
 // on another replica; nil means "let the Server answer" (a local run, a
 // missing one, an ended one, or no valid token).
-func (r *Replica) remoteRun(req *http.Request) (*Server, *principal, *store.Run) {
+//
+// With followEnded, a run that already ended there is returned too while
+// its relayed frames are kept, so that a follower can replay it.
+func (r *Replica) remoteRun(req *http.Request, followEnded bool) (*Server, *principal, *store.Run) {
 	srv := r.srv.Load()
 	if srv == nil {
 		return nil, nil, nil
@@ -348,8 +351,21 @@ func (r *Replica) remoteRun(req *http.Request) (*Server, *principal, *store.Run)
 	if err != nil {
 		r.logger.Error("run lookup failed", "run_id", rid, "err", err)
 	}
-	if sr == nil || !active || sr.UserID != u.ID {
+	if sr == nil || sr.UserID != u.ID {
 		return srv, nil, nil
+	}
+	if !active {
+		if !followEnded {
+			return srv, nil, nil
+		}
+		// A run that ended on another replica between the client's
+		// request and this lookup is still followed, from its relayed
+		// frames (kept for a while after the end), so a fast run never
+		// answers 409 to a follower; without frames the Server answers.
+		frames, err := r.events.Read(req.Context(), sr.ID, 0, 1)
+		if err != nil || len(frames) == 0 {
+			return srv, nil, nil
+		}
 	}
 	return srv, u, sr
 }
@@ -397,7 +413,7 @@ func runActive(status string) bool { return status == store.RunRunning || status
 
 // joinRemote follows a run of another replica from the frames it relays.
 func (r *Replica) joinRemote(w http.ResponseWriter, req *http.Request) {
-	srv, u, sr := r.remoteRun(req)
+	srv, u, sr := r.remoteRun(req, true)
 	if u == nil {
 		r.serveLocal(w, req)
 		return
@@ -525,7 +541,7 @@ func sseFrame(event, data string, id int) []byte {
 // cancelRemote cancels a run of another replica: 202 at once, or 204 once
 // it has ended with ?wait=1.
 func (r *Replica) cancelRemote(w http.ResponseWriter, req *http.Request) {
-	srv, u, sr := r.remoteRun(req)
+	srv, u, sr := r.remoteRun(req, false)
 	if u == nil {
 		r.serveLocal(w, req)
 		return
