@@ -94,6 +94,10 @@ type FactoryOptions struct {
 	// ModelMiddlewares are placed after dangling-call repair and before
 	// the deferred filter (image injection, skill policy, ...).
 	ModelMiddlewares []tool.ModelMiddleware
+	// MCPServers returns the current mcpServers of the extensions file,
+	// for keyword routing of deferred MCP tools (reference §5.5); nil
+	// means no routing.
+	MCPServers func() map[string]config.MCPServer
 	// MaxTurns and ToolConcurrency are passed to every agent (0: the
 	// defaults).
 	MaxTurns        int
@@ -298,7 +302,11 @@ func (f *Factory) Build(ctx context.Context, req Request) (*Lead, error) {
 				mcp = append(mcp, e.Tool)
 			}
 		}
-		def, err = deferred.Setup(mcp, cfg.ToolSearch)
+		var servers map[string]config.MCPServer
+		if f.opts.MCPServers != nil {
+			servers = f.opts.MCPServers()
+		}
+		def, err = deferred.SetupRouted(mcp, cfg.ToolSearch, servers)
 		if err != nil {
 			return nil, err
 		}
@@ -336,7 +344,7 @@ func (f *Factory) Build(ctx context.Context, req Request) (*Lead, error) {
 		pd.Soul = strings.TrimSpace(spec.Soul)
 	}
 	if def != nil {
-		pd.Deferred = def.Prompt
+		pd.Deferred = strings.TrimSpace(def.Prompt + "\n\n" + def.RoutingPrompt)
 	}
 	prompt := RenderPrompt(pd)
 
@@ -345,7 +353,7 @@ func (f *Factory) Build(ctx context.Context, req Request) (*Lead, error) {
 	modelMWs = append(modelMWs, f.opts.ModelMiddlewares...)
 	if def != nil {
 		toolMWs = append(toolMWs, def.GuardTools)
-		modelMWs = append(modelMWs, def.FilterModel)
+		modelMWs = append(modelMWs, def.ModelMiddlewares()...) // routing, then the filter
 	}
 	if req.SubagentEnabled && f.opts.SubagentLimit != nil {
 		modelMWs = append(modelMWs, f.opts.SubagentLimit(maxConc))

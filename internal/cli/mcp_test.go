@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/antlerhq/antler/model"
+	"github.com/antlerhq/antler/model/modeltest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -133,5 +137,37 @@ func TestToolsSearch(t *testing.T) {
 	code, out, _ = runCLI(t, nil, "--config", cfg, "--home", dir, "tools", "search", "select:fake_list_issues,fake_get_weather")
 	if code != 0 || !strings.Contains(out, "fake_list_issues") || !strings.Contains(out, "fake_get_weather") {
 		t.Errorf("select: exit %d out %q", code, out)
+	}
+}
+
+// Keyword routing (reference §5.5): a deferred server with routing
+// "prefer" whose keyword appears in the user's message has its tools'
+// schemas in that turn's request without a tool_search; other deferred
+// tools stay hidden.
+func TestRunRoutesDeferredToolsByKeyword(t *testing.T) {
+	var bound []string
+	srv := modeltest.NewServer(t, modeltest.Turn{Func: func(req *model.Request) modeltest.Turn {
+		bound = modeltest.ToolNames(req)
+		return modeltest.Turn{Text: "ok"}
+	}})
+	dir := t.TempDir()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ext, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"fake": map[string]any{"command": exe, "env": map[string]string{"ANTLER_CLI_TEST_MCP_SERVER": "1"},
+			"routing": map[string]any{"mode": "prefer", "priority": 10, "keywords": []string{"Forecast"}},
+			"tools":   map[string]any{"list_issues": map[string]any{"routing": map[string]any{"mode": "off"}}}},
+	}})
+	writeFile(t, dir, "extensions_config.json", string(ext))
+	cfg := writeFile(t, dir, "config.yaml", "models:\n  - {name: m, use: langchain_openai:ChatOpenAI, model: x, api_key: k, base_url: "+srv.URL+"}\n"+
+		"tool_search: {enabled: true}\nsandbox: {use: deerflow.sandbox.local:LocalSandboxProvider}\n")
+	code, _, errOut := runCLI(t, nil, "--config", cfg, "--home", dir, "run", "what is the forecast for Oslo?")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !slices.Contains(bound, "fake_get_weather") || slices.Contains(bound, "fake_list_issues") || !slices.Contains(bound, "tool_search") {
+		t.Errorf("bound tools %v: want the routed fake_get_weather and tool_search, not fake_list_issues", bound)
 	}
 }

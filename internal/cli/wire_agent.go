@@ -7,6 +7,7 @@ import (
 
 	"github.com/antlerhq/antler/agent"
 	"github.com/antlerhq/antler/builtin"
+	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/model"
 	"github.com/antlerhq/antler/skills"
 	"github.com/antlerhq/antler/store"
@@ -59,8 +60,19 @@ func (a *app) factoryOptions(st store.Store) agent.FactoryOptions {
 		SubagentLimit:    subagent.LimitHook(a.cfg),
 		ToolMiddlewares:  a.toolMiddlewares(),
 		ModelMiddlewares: a.modelMiddlewares(),
+		MCPServers:       a.mcpServers,
 		Logger:           a.logger,
 	}
+}
+
+// mcpServers is the current mcpServers map of the extensions file (for
+// keyword routing of deferred tools).
+func (a *app) mcpServers() map[string]config.MCPServer {
+	ext, _, _ := a.extensionsSource().Get()
+	if ext == nil {
+		return nil
+	}
+	return ext.MCPServers
 }
 
 // toolMiddlewares are the tool middlewares of the lead and of subagents,
