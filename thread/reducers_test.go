@@ -14,9 +14,9 @@ import (
 // Reference §15 case 11.
 func TestCase11_MergeArtifacts(t *testing.T) {
 	tests := []struct {
-		name           string
-		existing, upd  []string
-		want           []string
+		name          string
+		existing, upd []string
+		want          []string
 	}{
 		{"concat and dedupe in first-seen order", []string{"a", "b"}, []string{"b", "c"}, []string{"a", "b", "c"}},
 		{"nil update keeps existing", []string{"a"}, nil, []string{"a"}},
