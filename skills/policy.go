@@ -59,7 +59,10 @@ type PolicyOptions struct {
 	// Store lists the user's skills; required.
 	Store *Store
 	// Allowlist is the agent's or subagent's skills list; nil = every
-	// enabled skill, empty = none.
+	// enabled skill, empty = none. When nil, a run's own allowlist is taken
+	// from its runtime context key "available_skills" (a []string set by
+	// the lead-agent factory for a custom agent), so one Policy serves
+	// every agent.
 	Allowlist []string
 	// Logger receives load failures; nil discards.
 	Logger *slog.Logger
@@ -116,6 +119,22 @@ func (a Active) Allows(name string) bool { return !a.Restricted || slices.Contai
 // Resolve works out the active skills for a user from the conversation
 // and the thread's skill context.
 func (p *Policy) Resolve(ctx context.Context, user string, msgs []model.Message, skillCtx []thread.SkillContext) Active {
+	return p.resolve(ctx, user, msgs, skillCtx, p.opts.Allowlist)
+}
+
+// allowlist is the skills allowlist of one call: the Policy's own, else
+// the run's "available_skills".
+func (p *Policy) allowlist(runtime map[string]any) []string {
+	if p.opts.Allowlist != nil {
+		return p.opts.Allowlist
+	}
+	if l, ok := runtime["available_skills"].([]string); ok {
+		return l
+	}
+	return nil
+}
+
+func (p *Policy) resolve(ctx context.Context, user string, msgs []model.Message, skillCtx []thread.SkillContext, allow []string) Active {
 	slash, hasSlash := SlashName(latestUserText(msgs))
 	if !hasSlash && len(skillCtx) == 0 {
 		return Active{}
@@ -126,7 +145,7 @@ func (p *Policy) Resolve(ctx context.Context, user string, msgs []model.Message,
 		return Active{Restricted: true, Allowed: slices.Clone(alwaysAllowedTools)}
 	}
 	usable := slices.DeleteFunc(all, func(s Skill) bool {
-		return p.opts.Allowlist != nil && !slices.Contains(p.opts.Allowlist, s.Name)
+		return allow != nil && !slices.Contains(allow, s.Name)
 	})
 	var act Active
 	if hasSlash {
@@ -181,7 +200,7 @@ func (p *Policy) ToolMiddleware() tool.Middleware {
 			if call.State != nil {
 				msgs, sc = call.State.Messages, call.State.SkillContext
 			}
-			if act := p.Resolve(ctx, call.UserID, msgs, sc); !act.Allows(call.Name) {
+			if act := p.resolve(ctx, call.UserID, msgs, sc, p.allowlist(call.Context)); !act.Allows(call.Name) {
 				return tool.Errorf("%s", BlockedText(call.Name)), nil
 			}
 			return next(ctx, call, args)
@@ -199,7 +218,7 @@ func (p *Policy) ModelMiddleware() tool.ModelMiddleware {
 			if call.State != nil {
 				sc = call.State.SkillContext
 			}
-			act := p.Resolve(ctx, call.UserID, call.Request.Messages, sc)
+			act := p.resolve(ctx, call.UserID, call.Request.Messages, sc, p.allowlist(call.Context))
 			if !act.Restricted && act.Slash == nil {
 				return next(ctx, call)
 			}

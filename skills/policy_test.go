@@ -195,3 +195,41 @@ func TestSlashName(t *testing.T) {
 		}
 	}
 }
+
+// A Policy without its own allowlist takes a run's from the runtime
+// context ("available_skills", set by the lead-agent factory for a custom
+// agent), so one Policy serves every agent.
+func TestPolicyAllowlistFromRunContext(t *testing.T) {
+	e := newTestEnv(t)
+	e.public(t, "restricted", "name: restricted\ndescription: r\nallowed-tools: [bash]")
+	p := NewPolicy(PolicyOptions{Store: e.store})
+	st := userState("/restricted do it")
+	offered := func(rc map[string]any) []string {
+		var seen *model.Request
+		h := tool.ChainModel(func(ctx context.Context, c *tool.ModelCall) (*model.Response, error) {
+			seen = c.Request
+			return &model.Response{}, nil
+		}, p.ModelMiddleware())
+		if _, err := h(t.Context(), &tool.ModelCall{Request: &model.Request{Messages: st.Messages, Tools: toolDefs("bash", "web_search")},
+			State: st, UserID: "u", Context: rc}); err != nil {
+			t.Fatal(err)
+		}
+		return defNames(seen.Tools)
+	}
+	if diff := cmp.Diff([]string{"bash"}, offered(nil)); diff != "" {
+		t.Errorf("no run allowlist (-want +got):\n%s", diff)
+	}
+	// The agent may not use "restricted": its slash activation is inert.
+	if diff := cmp.Diff([]string{"bash", "web_search"}, offered(map[string]any{"available_skills": []string{"other"}})); diff != "" {
+		t.Errorf("run allowlist excluding the skill (-want +got):\n%s", diff)
+	}
+	ran := false
+	h := tool.Chain(func(context.Context, *tool.Call, json.RawMessage) (*tool.Result, error) {
+		ran = true
+		return tool.Text("ok"), nil
+	}, p.ToolMiddleware())
+	if _, err := h(t.Context(), &tool.Call{Name: "web_search", UserID: "u", State: st,
+		Context: map[string]any{"available_skills": []string{"other"}}}, json.RawMessage(`{}`)); err != nil || !ran {
+		t.Errorf("web_search blocked although the agent cannot use the skill: ran=%v err=%v", ran, err)
+	}
+}
