@@ -71,6 +71,10 @@ type Options struct {
 	// CancelWait bounds the wait for a cancelled task to stop; 0 means
 	// DefaultCancelWait.
 	CancelWait time.Duration
+	// MCPServers returns the current mcpServers of the extensions file,
+	// for keyword routing of deferred MCP tools on the task's prompt; nil
+	// means no routing.
+	MCPServers func() map[string]config.MCPServer
 	// Logger receives diagnostics; nil discards.
 	Logger *slog.Logger
 }

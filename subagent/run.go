@@ -10,6 +10,7 @@ import (
 
 	"github.com/antlerhq/antler/agent"
 	"github.com/antlerhq/antler/builtin"
+	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/deferred"
 	"github.com/antlerhq/antler/model"
 	"github.com/antlerhq/antler/thread"
@@ -50,6 +51,7 @@ func (x *Executor) execute(ctx context.Context, e *execution, typ Type, req buil
 	}
 	if def != nil {
 		prompt = joinSections(prompt, def.Prompt)
+		prompt = joinSections(prompt, def.RoutingPrompt)
 	}
 
 	bud := newBudget(typ.TokenBudget)
@@ -57,7 +59,7 @@ func (x *Executor) execute(ctx context.Context, e *execution, typ Type, req buil
 	modelMWs := append([]tool.ModelMiddleware{agent.DanglingToolCalls()}, x.opts.ModelMiddlewares...)
 	if def != nil {
 		toolMWs = append(toolMWs, def.GuardTools)
-		modelMWs = append(modelMWs, def.FilterModel)
+		modelMWs = append(modelMWs, def.ModelMiddlewares()...) // routing, then the filter
 	}
 	if x.cfg.LoopDetection.Enabled {
 		// A detector of its own: detectors track per thread, and the
@@ -158,7 +160,11 @@ func (x *Executor) tools(ctx context.Context, typ Type, req builtin.TaskRequest,
 				mcp = append(mcp, en.Tool)
 			}
 		}
-		if def, err = deferred.Setup(mcp, x.cfg.ToolSearch); err != nil {
+		var servers map[string]config.MCPServer
+		if x.opts.MCPServers != nil {
+			servers = x.opts.MCPServers()
+		}
+		if def, err = deferred.SetupRouted(mcp, x.cfg.ToolSearch, servers); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -114,6 +114,7 @@ func (a *app) wire(ctx context.Context) error {
 		Skills:           a.skillsSection,
 		ToolMiddlewares:  a.toolMiddlewares(),
 		ModelMiddlewares: a.modelMiddlewares(),
+		MCPServers:       a.mcpServers,
 		Logger:           a.logger,
 	})
 	if err != nil {
