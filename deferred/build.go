@@ -18,17 +18,30 @@ func (ix *index) runDocsOf(r string) []int32 {
 	return nil
 }
 
-// analyzer turns the texts of a catalogue into term ids. It interns each
-// distinct lowercased word once (stop-word test, stemming and the term
-// lookup happen on the first occurrence only) and records the
-// letter/digit runs of names and descriptions for the regex pre-filter.
+// analyzer turns the texts of a catalogue into term ids. Each distinct
+// letter/digit run, as written, is analysed once (see rawRun); each
+// distinct lowercased word is interned once (stop-word test, stemming and
+// the term lookup happen on its first occurrence only). It also records
+// the lowercased ASCII letter/digit runs of names and descriptions for
+// the regex pre-filter.
 type analyzer struct {
-	ix       *index
-	lb       []byte   // lowercased run being analysed
-	raw      runTable // by run as written
-	runTerms []int32
-	runLast  []int32 // by run id: the last document recorded
+	ix      *index
+	lb      []byte     // lowercased run being analysed
+	raw     runTable   // by run as written
+	runData []int32    // run ids and term ids of the raw runs (see rawRun)
+	runLast []int32    // by run id: the last document recorded
+	occ     [][]runOcc // (run, document) pairs, documents ascending, in chunks
 }
+
+// rawRun is what a letter/digit run, as written, analyses to: the ids of
+// its lowercased ASCII letter/digit runs, runData[runs:start] (the run
+// itself when it is ASCII), and its term ids, runData[start:end].
+type rawRun struct {
+	runs, start, end int32
+}
+
+// runOcc records that document doc holds run id run.
+type runOcc struct{ run, doc int32 }
 
 func (a *analyzer) termID(term string) int32 {
 	ix := a.ix
@@ -63,27 +76,14 @@ func (a *analyzer) runID(r []byte) int32 {
 		s := string(r)
 		ix.runIDs[s] = id
 		ix.runList = append(ix.runList, s)
-		ix.runDocs = append(ix.runDocs, nil)
 		a.runLast = append(a.runLast, -1)
 	}
 	return id
 }
 
-func (a *analyzer) run(r []byte, doc int32) {
-	a.addRun(a.runID(r), doc)
-}
-
-// addRun records that doc holds run id; documents come in ascending order.
-func (a *analyzer) addRun(id, doc int32) {
-	if a.runLast[id] != doc {
-		a.runLast[id] = doc
-		a.ix.runDocs[id] = append(a.ix.runDocs[id], doc)
-	}
-}
-
 // terms appends the term ids of s to dst; when doc ≥ 0 it also records
-// the letter/digit runs of s for doc. It splits words exactly as
-// [splitWords] does, with a fast path for ASCII text.
+// the ASCII letter/digit runs of s for doc (documents come in ascending
+// order). It splits words exactly as [splitWords] does.
 func (a *analyzer) terms(dst []int32, s string, doc int32) []int32 {
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -97,16 +97,14 @@ func (a *analyzer) terms(dst []int32, s string, doc int32) []int32 {
 				continue
 			}
 		}
-		// A run of letters and digits; non-ASCII ones take the slow path.
+		// A run of letters and digits.
 		start, ascii := i, true
-		h := uint32(fnvOffset)
 		for i < len(s) {
 			c := s[i]
 			if c < utf8.RuneSelf {
 				if !asciiAlnum[c] {
 					break
 				}
-				h = (h ^ uint32(c)) * fnvPrime
 				i++
 				continue
 			}
@@ -117,39 +115,53 @@ func (a *analyzer) terms(dst []int32, s string, doc int32) []int32 {
 			ascii = false
 			i += size
 		}
-		if !ascii {
-			splitWords(s[start:i], func(w string) {
-				if id := a.word([]byte(w)); id >= 0 {
-					dst = append(dst, id)
-				}
-			})
-			if doc >= 0 {
-				a.runs(s[start:i], doc)
-			}
-			continue
-		}
-		ri, ok := a.raw.get(s[start:i], h)
+		run := s[start:i]
+		prefix, h := hashRun(run)
+		ri, ok := a.raw.get(run, prefix, h)
 		if !ok {
-			ri = a.analyseRun(s[start:i])
-			a.raw.put(s[start:i], h, ri)
+			if ascii {
+				ri = a.analyseASCIIRun(run)
+			} else {
+				ri = a.analyseRun(run)
+			}
+			a.raw.put(run, prefix, h, ri)
 		}
-		if doc >= 0 && a.runLast[ri.run] != doc {
-			a.runLast[ri.run] = doc
-			a.ix.runDocs[ri.run] = append(a.ix.runDocs[ri.run], doc)
+		if doc >= 0 {
+			for _, id := range a.runData[ri.runs:ri.start] {
+				if a.runLast[id] != doc {
+					a.runLast[id] = doc
+					a.record(runOcc{run: id, doc: doc})
+				}
+			}
 		}
-		dst = append(dst, a.runTerms[ri.start:ri.end]...)
+		dst = append(dst, a.runData[ri.start:ri.end]...)
 	}
 	return dst
 }
 
-// rawRun is what an ASCII letter/digit run, as written, analyses to: its
-// lowercased run id and its term ids (runTerms[start:end]).
-type rawRun struct {
-	run        int32
-	start, end int32
+// hashRun returns a run's first eight bytes packed into a word (its
+// whole text when it is no longer: letters and digits are never zero
+// bytes) and a hash of its length and its first and last eight bytes.
+// The byte loads are independent of each other, so it costs a few cycles
+// whatever the run's length, and the few thousand distinct runs of a
+// catalogue spread well (a collision only costs a comparison).
+func hashRun(s string) (prefix uint64, h uint32) {
+	for j := range min(len(s), 8) {
+		prefix |= uint64(s[j]) << (8 * j)
+	}
+	var x uint64
+	if len(s) > 8 {
+		t := s[max(len(s)-8, 8):]
+		for j := range len(t) {
+			x |= uint64(t[j]) << (8 * j)
+		}
+	}
+	m := (prefix^uint64(len(s))<<58)*0x9E3779B97F4A7C15 ^ x*0xC2B2AE3D27D4EB4F
+	return prefix, uint32(m>>32) ^ uint32(m)
 }
 
-func (a *analyzer) analyseRun(raw string) rawRun {
+// analyseASCIIRun analyses a run of ASCII letters and digits.
+func (a *analyzer) analyseASCIIRun(raw string) rawRun {
 	a.lb = a.lb[:0]
 	for j := 0; j < len(raw); j++ {
 		c := raw[j]
@@ -158,7 +170,9 @@ func (a *analyzer) analyseRun(raw string) rawRun {
 		}
 		a.lb = append(a.lb, c)
 	}
-	ri := rawRun{run: a.runID(a.lb), start: int32(len(a.runTerms))}
+	ri := rawRun{runs: int32(len(a.runData))}
+	a.runData = append(a.runData, a.runID(a.lb))
+	ri.start = int32(len(a.runData))
 	// Identifier boundaries: fooBar → foo|Bar, HTMLParser → HTML|Parser.
 	ws := 0
 	for j := 1; j < len(raw); j++ {
@@ -171,32 +185,85 @@ func (a *analyzer) analyseRun(raw string) rawRun {
 		}
 		if split > ws {
 			if id := a.word(a.lb[ws:split]); id >= 0 {
-				a.runTerms = append(a.runTerms, id)
+				a.runData = append(a.runData, id)
 			}
 			ws = split
 		}
 	}
 	if id := a.word(a.lb[ws:]); id >= 0 {
-		a.runTerms = append(a.runTerms, id)
+		a.runData = append(a.runData, id)
 	}
-	ri.end = int32(len(a.runTerms))
+	ri.end = int32(len(a.runData))
 	return ri
 }
 
-// runs records the ASCII letter/digit runs of s, lowercased, for doc.
-func (a *analyzer) runs(s string, doc int32) {
+// analyseRun analyses a run of letters and digits, some of them not
+// ASCII: its words come from [splitWords], and its ASCII letter/digit
+// runs (the parts between non-ASCII characters) are recorded for the
+// regex pre-filter.
+func (a *analyzer) analyseRun(raw string) rawRun {
+	ri := rawRun{runs: int32(len(a.runData))}
 	start := -1
-	for i := 0; i <= len(s); i++ {
-		alnum := i < len(s) && isASCIIAlnum(s[i])
+	for i := 0; i <= len(raw); i++ {
+		alnum := i < len(raw) && isASCIIAlnum(raw[i])
 		if alnum && start < 0 {
 			start = i
 		}
 		if !alnum && start >= 0 {
-			a.lb = append(a.lb[:0], lowerASCII(s[start:i])...)
-			a.run(a.lb, doc)
+			a.lb = append(a.lb[:0], raw[start:i]...)
+			for j, c := range a.lb {
+				if isUpperASCII(c) {
+					a.lb[j] = c + 'a' - 'A'
+				}
+			}
+			a.runData = append(a.runData, a.runID(a.lb))
 			start = -1
 		}
 	}
+	ri.start = int32(len(a.runData))
+	splitWords(raw, func(w string) {
+		if id := a.word([]byte(w)); id >= 0 {
+			a.runData = append(a.runData, id)
+		}
+	})
+	ri.end = int32(len(a.runData))
+	return ri
+}
+
+// record appends o to the run occurrences. They grow in chunks, not one
+// array, so growing never copies them.
+func (a *analyzer) record(o runOcc) {
+	const chunk = 1 << 14
+	if len(a.occ) == 0 || len(a.occ[len(a.occ)-1]) == chunk {
+		a.occ = append(a.occ, make([]runOcc, 0, chunk))
+	}
+	last := &a.occ[len(a.occ)-1]
+	*last = append(*last, o)
+}
+
+// runDocs lays out the recorded run occurrences by run id (CSR).
+func (a *analyzer) runDocs() [][]int32 {
+	nr := len(a.ix.runList)
+	count := make([]int32, nr+1)
+	for _, c := range a.occ {
+		for _, o := range c {
+			count[o.run+1]++
+		}
+	}
+	for i := range nr {
+		count[i+1] += count[i]
+	}
+	docs := make([]int32, count[nr])
+	out := make([][]int32, nr)
+	for r := range nr {
+		out[r] = docs[count[r]:count[r]:count[r+1]]
+	}
+	for _, c := range a.occ { // documents ascending
+		for _, o := range c {
+			out[o.run] = append(out[o.run], o.doc)
+		}
+	}
+	return out
 }
 
 func isUpperASCII(c byte) bool { return 'A' <= c && c <= 'Z' }
@@ -326,28 +393,19 @@ func buildIndex(tools []*tool.Tool) *index {
 			compound[id] = ix.splitCompound(w)
 		}
 	}
-	// terms calls fn with the terms of document d's field k, compound
-	// parts included, and returns their number.
-	terms := func(d, k int, fn func(id int32)) int {
-		a, b := off[d*numFields+k], off[d*numFields+k+1]
-		count := int(b - a)
-		for _, id := range flat[a:b] {
-			fn(id)
-			if k == fieldName || k == fieldServer {
-				for _, p := range compound[id] {
-					fn(p)
-				}
-				count += len(compound[id])
-			}
-		}
-		return count
-	}
+	// Field lengths count compound parts too.
 	lens := make([]int32, n*numFields)
 	for d := range n {
 		for k := range numFields {
-			c := terms(d, k, func(int32) {})
-			lens[d*numFields+k] = int32(c)
-			totalLen[k] += float64(c - int(off[d*numFields+k+1]-off[d*numFields+k]))
+			a, b := off[d*numFields+k], off[d*numFields+k+1]
+			c := b - a
+			if k == fieldName || k == fieldServer {
+				for _, id := range flat[a:b] {
+					c += int32(len(compound[id]))
+				}
+				totalLen[k] += float64(c - (b - a))
+			}
+			lens[d*numFields+k] = c
 		}
 	}
 
@@ -356,29 +414,19 @@ func buildIndex(tools []*tool.Tool) *index {
 		avg[k] = max(totalLen[k]/float64(max(n, 1)), 1)
 	}
 
-	// Document frequencies, then postings in one array (CSR).
-	last := make([]int32, nt)
-	for i := range last {
-		last[i] = -1
-	}
+	// One pass over the documents sums each term's field-normalised
+	// frequencies (fields in order, so the sums are the same floats
+	// whatever the layout) into per-document (term, tf) pairs and counts
+	// document frequencies; the pairs are then laid out by term (CSR),
+	// documents ascending.
 	df := make([]int32, nt+1)
-	for d := range n {
-		for k := range numFields {
-			terms(d, k, func(id int32) {
-				if last[id] != int32(d) {
-					last[id] = int32(d)
-					df[id]++
-				}
-			})
-		}
-	}
-	start := make([]int32, nt+1)
-	for i := range nt {
-		start[i+1] = start[i] + df[i]
-	}
-	all2 := make([]posting, start[nt])
-	fill := slices.Clone(start[:nt])
 	acc := make([]float64, nt)
+	type pair struct {
+		id int32
+		tf float32
+	}
+	pairs := make([]pair, 0, len(flat)/2+n)
+	docEnd := make([]int32, n)
 	var touched []int32
 	for d := range n {
 		touched = touched[:0]
@@ -389,17 +437,45 @@ func buildIndex(tools []*tool.Tool) *index {
 			}
 			fp := fieldParams[k]
 			norm := fp.weight / (1 - fp.b + fp.b*float64(l)/avg[k])
-			terms(d, k, func(id int32) {
+			add := func(id int32) {
 				if acc[id] == 0 {
 					touched = append(touched, id)
 				}
 				acc[id] += norm
-			})
+			}
+			a, b := off[d*numFields+k], off[d*numFields+k+1]
+			if k == fieldName || k == fieldServer {
+				for _, id := range flat[a:b] {
+					add(id)
+					for _, p := range compound[id] {
+						add(p)
+					}
+				}
+				continue
+			}
+			for _, id := range flat[a:b] {
+				add(id)
+			}
 		}
 		for _, id := range touched {
-			all2[fill[id]] = posting{doc: int32(d), tf: float32(acc[id])}
-			fill[id]++
+			pairs = append(pairs, pair{id: id, tf: float32(acc[id])})
+			df[id]++
 			acc[id] = 0
+		}
+		docEnd[d] = int32(len(pairs))
+	}
+	start := make([]int32, nt+1)
+	for i := range nt {
+		start[i+1] = start[i] + df[i]
+	}
+	all2 := make([]posting, start[nt])
+	fill := slices.Clone(start[:nt])
+	p := 0
+	for d := range n {
+		for ; p < int(docEnd[d]); p++ {
+			id := pairs[p].id
+			all2[fill[id]] = posting{doc: int32(d), tf: pairs[p].tf}
+			fill[id]++
 		}
 	}
 	ix.postings = make([][]posting, nt)
@@ -410,6 +486,7 @@ func buildIndex(tools []*tool.Tool) *index {
 		df := float64(len(ps))
 		ix.idf[id] = float32(math.Log(1 + (float64(n)-df+0.5)/(df+0.5)))
 	}
+	ix.runDocs = a.runDocs()
 	ix.syn = buildSynonyms(&stemmer{cache: make(map[string]string)})
 	ix.sorted = slices.Clone(ix.termStr)
 	slices.Sort(ix.sorted)
@@ -428,59 +505,74 @@ var asciiAlnum = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
-const (
-	fnvOffset = 2166136261
-	fnvPrime  = 16777619
-)
-
-// runTable maps the ASCII runs of the catalogue, as written, to their
-// analysis. It is an open-addressing table keyed by an FNV-1a hash that
-// the scanner computes while it finds the run, so a lookup reads the run
-// once more only to compare it.
+// runTable maps the letter/digit runs of the catalogue, as written, to
+// their analysis. It is an open-addressing table: a slot holds an entry's
+// hash and index, so a probe reads one word; a run of up to eight bytes
+// (most words) is compared as one packed word, and longer keys are
+// copied into one arena, so comparing a hit reads memory that stays in
+// cache rather than the run's first occurrence in the catalogue.
 type runTable struct {
-	slots  []int32  // entry index + 1, 0 when empty; len is a power of two
-	hashes []uint32 // by entry
-	keys   []string // by entry
-	vals   []rawRun // by entry
+	slots   []uint64 // hash<<32 | entry index+1, 0 when empty; len is a power of two
+	entries []runEntry
+	arena   []byte // the keys longer than eight bytes, back to back
 }
 
-func (t *runTable) init(n int) { t.slots = make([]int32, n) }
+type runEntry struct {
+	prefix uint64 // see hashRun
+	n      int32  // key length
+	end    int32  // end of the key in arena, for keys longer than eight bytes
+	val    rawRun
+}
 
-func (t *runTable) get(s string, h uint32) (rawRun, bool) {
+func (t *runTable) init(n int) {
+	t.slots = make([]uint64, n)
+	t.entries = make([]runEntry, 0, n/2)
+}
+
+func (t *runTable) get(s string, prefix uint64, h uint32) (rawRun, bool) {
 	mask := uint32(len(t.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
-		e := t.slots[i]
-		if e == 0 {
+		slot := t.slots[i]
+		if slot == 0 {
 			return rawRun{}, false
 		}
-		if t.hashes[e-1] == h && t.keys[e-1] == s {
-			return t.vals[e-1], true
+		if uint32(slot>>32) != h {
+			continue
+		}
+		e := &t.entries[uint32(slot)-1]
+		if e.prefix == prefix && int(e.n) == len(s) && (len(s) <= 8 || string(t.arena[int(e.end)-len(s)+8:e.end]) == s[8:]) {
+			return e.val, true
 		}
 	}
 }
 
 // put adds s, which get did not find.
-func (t *runTable) put(s string, h uint32, v rawRun) {
-	if 2*(len(t.keys)+1) > len(t.slots) {
-		t.slots = make([]int32, 2*len(t.slots))
-		mask := uint32(len(t.slots) - 1)
-		for e, eh := range t.hashes {
-			i := eh & mask
-			for t.slots[i] != 0 {
-				i = (i + 1) & mask
+func (t *runTable) put(s string, prefix uint64, h uint32, v rawRun) {
+	if 2*(len(t.entries)+1) > len(t.slots) {
+		old := t.slots
+		t.slots = make([]uint64, 2*len(old))
+		for _, slot := range old {
+			if slot != 0 {
+				t.insert(slot)
 			}
-			t.slots[i] = int32(e + 1)
 		}
 	}
-	t.hashes = append(t.hashes, h)
-	t.keys = append(t.keys, s)
-	t.vals = append(t.vals, v)
+	e := runEntry{prefix: prefix, n: int32(len(s)), val: v}
+	if len(s) > 8 {
+		t.arena = append(t.arena, s[8:]...)
+		e.end = int32(len(t.arena))
+	}
+	t.entries = append(t.entries, e)
+	t.insert(uint64(h)<<32 | uint64(len(t.entries)))
+}
+
+func (t *runTable) insert(slot uint64) {
 	mask := uint32(len(t.slots) - 1)
-	i := h & mask
+	i := uint32(slot>>32) & mask
 	for t.slots[i] != 0 {
 		i = (i + 1) & mask
 	}
-	t.slots[i] = int32(len(t.keys))
+	t.slots[i] = slot
 }
 
 // leadEnd returns where the lead sentence of a description ends: at the
