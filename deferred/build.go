@@ -81,10 +81,18 @@ func (a *analyzer) runID(r []byte) int32 {
 	return id
 }
 
+// text is what the analyzer reads: descriptions are strings, parameter
+// names and descriptions are read in place in the schema's bytes.
+type text interface{ string | []byte }
+
 // terms appends the term ids of s to dst; when doc ≥ 0 it also records
 // the ASCII letter/digit runs of s for doc (documents come in ascending
 // order). It splits words exactly as [splitWords] does.
 func (a *analyzer) terms(dst []int32, s string, doc int32) []int32 {
+	return analyse(a, dst, s, doc)
+}
+
+func analyse[T text](a *analyzer, dst []int32, s T, doc int32) []int32 {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf && !asciiAlnum[c] {
@@ -92,7 +100,7 @@ func (a *analyzer) terms(dst []int32, s string, doc int32) []int32 {
 			continue
 		}
 		if c >= utf8.RuneSelf {
-			if r, size := utf8.DecodeRuneInString(s[i:]); !isWordRune(r) {
+			if r, size := decodeRune(s[i:]); !isWordRune(r) {
 				i += size
 				continue
 			}
@@ -108,7 +116,7 @@ func (a *analyzer) terms(dst []int32, s string, doc int32) []int32 {
 				i++
 				continue
 			}
-			r, size := utf8.DecodeRuneInString(s[i:])
+			r, size := decodeRune(s[i:])
 			if !isWordRune(r) {
 				break
 			}
@@ -117,14 +125,14 @@ func (a *analyzer) terms(dst []int32, s string, doc int32) []int32 {
 		}
 		run := s[start:i]
 		prefix, h := hashRun(run)
-		ri, ok := a.raw.get(run, prefix, h)
+		ri, ok := get(&a.raw, run, prefix, h)
 		if !ok {
 			if ascii {
-				ri = a.analyseASCIIRun(run)
+				ri = analyseASCIIRun(a, run)
 			} else {
-				ri = a.analyseRun(run)
+				ri = a.analyseRun(string(run))
 			}
-			a.raw.put(run, prefix, h, ri)
+			put(&a.raw, run, prefix, h, ri)
 		}
 		if doc >= 0 {
 			for _, id := range a.runData[ri.runs:ri.start] {
@@ -139,13 +147,23 @@ func (a *analyzer) terms(dst []int32, s string, doc int32) []int32 {
 	return dst
 }
 
+func decodeRune[T text](s T) (rune, int) {
+	switch s := any(s).(type) {
+	case string:
+		return utf8.DecodeRuneInString(s)
+	case []byte:
+		return utf8.DecodeRune(s)
+	}
+	panic("unreachable")
+}
+
 // hashRun returns a run's first eight bytes packed into a word (its
 // whole text when it is no longer: letters and digits are never zero
 // bytes) and a hash of its length and its first and last eight bytes.
 // The byte loads are independent of each other, so it costs a few cycles
 // whatever the run's length, and the few thousand distinct runs of a
 // catalogue spread well (a collision only costs a comparison).
-func hashRun(s string) (prefix uint64, h uint32) {
+func hashRun[T text](s T) (prefix uint64, h uint32) {
 	for j := range min(len(s), 8) {
 		prefix |= uint64(s[j]) << (8 * j)
 	}
@@ -161,7 +179,7 @@ func hashRun(s string) (prefix uint64, h uint32) {
 }
 
 // analyseASCIIRun analyses a run of ASCII letters and digits.
-func (a *analyzer) analyseASCIIRun(raw string) rawRun {
+func analyseASCIIRun[T text](a *analyzer, raw T) rawRun {
 	a.lb = a.lb[:0]
 	for j := 0; j < len(raw); j++ {
 		c := raw[j]
@@ -367,11 +385,9 @@ func buildIndex(tools []*tool.Tool) *index {
 		end(fieldDescription)
 
 		pd := pdBuf[:0]
-		forEachParam(t.InputSchema, func(name, desc string) {
-			flat = a.terms(flat, name, -1)
-			if desc != "" {
-				pd = a.terms(pd, desc, -1)
-			}
+		forEachParam(t.InputSchema, func(name, desc []byte) {
+			flat = analyse(a, flat, name, -1)
+			pd = analyse(a, pd, desc, -1)
 		})
 		end(fieldParamName)
 		flat = append(flat, pd...)
@@ -529,7 +545,7 @@ func (t *runTable) init(n int) {
 	t.entries = make([]runEntry, 0, n/2)
 }
 
-func (t *runTable) get(s string, prefix uint64, h uint32) (rawRun, bool) {
+func get[T text](t *runTable, s T, prefix uint64, h uint32) (rawRun, bool) {
 	mask := uint32(len(t.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		slot := t.slots[i]
@@ -540,14 +556,14 @@ func (t *runTable) get(s string, prefix uint64, h uint32) (rawRun, bool) {
 			continue
 		}
 		e := &t.entries[uint32(slot)-1]
-		if e.prefix == prefix && int(e.n) == len(s) && (len(s) <= 8 || string(t.arena[int(e.end)-len(s)+8:e.end]) == s[8:]) {
+		if e.prefix == prefix && int(e.n) == len(s) && (len(s) <= 8 || string(t.arena[int(e.end)-len(s)+8:e.end]) == string(s[8:])) {
 			return e.val, true
 		}
 	}
 }
 
 // put adds s, which get did not find.
-func (t *runTable) put(s string, prefix uint64, h uint32, v rawRun) {
+func put[T text](t *runTable, s T, prefix uint64, h uint32, v rawRun) {
 	if 2*(len(t.entries)+1) > len(t.slots) {
 		old := t.slots
 		t.slots = make([]uint64, 2*len(old))

@@ -9,8 +9,9 @@ import (
 // of an object schema, and of the properties of object-valued and
 // array-of-object properties one level down. It scans the JSON once
 // without building a tree; a malformed schema yields what was read
-// before the error.
-func forEachParam(schema []byte, fn func(name, desc string)) {
+// before the error. name and desc are read in place (or unescaped into a
+// new slice): fn must not keep or modify them.
+func forEachParam(schema []byte, fn func(name, desc []byte)) {
 	s := &scanner{b: schema}
 	s.object(func(key []byte) bool {
 		if string(key) == "properties" && s.peek() == '{' {
@@ -78,7 +79,7 @@ func (s *scanner) object(member func(key []byte) bool) bool {
 }
 
 // properties reads a "properties" object.
-func (s *scanner) properties(depth int, fn func(name, desc string)) bool {
+func (s *scanner) properties(depth int, fn func(name, desc []byte)) bool {
 	return s.object(func(name []byte) bool {
 		if s.peek() != '{' {
 			return false
@@ -99,7 +100,7 @@ func (s *scanner) properties(depth int, fn func(name, desc string)) bool {
 			}
 			return false
 		})
-		fn(string(name), string(desc))
+		fn(name, desc)
 		if depth > 0 {
 			return true
 		}

@@ -72,7 +72,7 @@ func paramsReference(schema []byte) [][2]string {
 
 func scanParams(schema []byte) [][2]string {
 	var out [][2]string
-	forEachParam(schema, func(n, d string) { out = append(out, [2]string{n, d}) })
+	forEachParam(schema, func(n, d []byte) { out = append(out, [2]string{string(n), string(d)}) })
 	return out
 }
 
