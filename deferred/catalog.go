@@ -44,8 +44,15 @@ func NewCatalog(tools []*tool.Tool) *Catalog {
 		c.byName[t.Name] = len(c.tools)
 		c.tools = append(c.tools, t)
 	}
-	c.hash = catalogHash(c.tools)
+	// The hash reads every schema byte and is independent of the index:
+	// it runs beside the build, on another core when there is one.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.hash = catalogHash(c.tools)
+	}()
 	c.ix = buildIndex(c.tools)
+	<-done
 	return c
 }
 
