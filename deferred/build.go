@@ -307,11 +307,14 @@ func buildIndex(tools []*tool.Tool) *index {
 
 	// The term ids of every document, field after field, in one array:
 	// document d's field k is flat[off[d*numFields+k]:off[d*numFields+k+1]].
+	// About one term per eight bytes of prose (the lead sentence counts
+	// twice) and one per 32 bytes of schema, most of which is JSON syntax
+	// and types.
 	size := 0
 	for _, t := range tools {
-		size += len(t.Name) + len(t.Description) + len(t.InputSchema)
+		size += (len(t.Name)+len(t.Description))/8 + len(t.InputSchema)/32
 	}
-	flat := make([]int32, 0, size/10+8*n) // about one term per ten bytes
+	flat := make([]int32, 0, size+4*n)
 	off := make([]int32, 1, n*numFields+1)
 	var totalLen [numFields]float64
 	end := func(k int) {
@@ -320,6 +323,7 @@ func buildIndex(tools []*tool.Tool) *index {
 	}
 
 	names := make([]int32, 0, 8*n)
+	params := readParams(tools)
 	var pdBuf []int32
 	var nameTerm, proseTerm []bool // by term id
 	mark := func(set *[]bool, ids []int32) {
@@ -385,10 +389,10 @@ func buildIndex(tools []*tool.Tool) *index {
 		end(fieldDescription)
 
 		pd := pdBuf[:0]
-		forEachParam(t.InputSchema, func(name, desc []byte) {
-			flat = analyse(a, flat, name, -1)
-			pd = analyse(a, pd, desc, -1)
-		})
+		for _, p := range params.next() {
+			flat = analyse(a, flat, p.name, -1)
+			pd = analyse(a, pd, p.desc, -1)
+		}
 		end(fieldParamName)
 		flat = append(flat, pd...)
 		pdBuf = pd
