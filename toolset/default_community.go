@@ -67,20 +67,16 @@ func webFetchFactory(provider string) ToolFactory {
 }
 
 func webSearchFactory(provider string) ToolFactory {
-	return func(_ context.Context, env *Env, entry config.ToolEntry) (*tool.Tool, error) {
-		var o community.SearchOptions
-		if err := community.DecodeOptions(entry.Options, &o); err != nil {
-			return nil, err
-		}
-		if o.Provider == "" {
-			o.Provider = provider
-		}
-		o.Logger = communityLogger(env)
-		return community.NewWebSearch(&o)
-	}
+	return searchFactory(provider, community.NewWebSearch)
 }
 
 func imageSearchFactory(provider string) ToolFactory {
+	return searchFactory(provider, community.NewImageSearch)
+}
+
+// searchFactory decodes a search tool's options (the use string's
+// provider unless the entry names one) and builds it with build.
+func searchFactory(provider string, build func(*community.SearchOptions) (*tool.Tool, error)) ToolFactory {
 	return func(_ context.Context, env *Env, entry config.ToolEntry) (*tool.Tool, error) {
 		var o community.SearchOptions
 		if err := community.DecodeOptions(entry.Options, &o); err != nil {
@@ -90,6 +86,6 @@ func imageSearchFactory(provider string) ToolFactory {
 			o.Provider = provider
 		}
 		o.Logger = communityLogger(env)
-		return community.NewImageSearch(&o)
+		return build(&o)
 	}
 }
