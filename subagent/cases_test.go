@@ -434,7 +434,7 @@ func TestCase33_LimitMiddleware(t *testing.T) {
 		{
 			name: "total counts only the current run", limits: subagent.Limits{MaxConcurrent: 3, MaxTotal: 6},
 			state: &thread.State{Delegations: append(ledger("old", 9), ledger("run1", 4)...)},
-			calls: calls("task", "task", "task"), wantIDs: []string{"task_a", "task_b"},
+			calls: calls("task", "task", "task"), wantIDs: []string{"task_a", "task_b"}, wantNotice: true,
 		},
 		{
 			name: "exhausted budget appends the notice", limits: subagent.Limits{MaxConcurrent: 3, MaxTotal: 6},
@@ -442,9 +442,14 @@ func TestCase33_LimitMiddleware(t *testing.T) {
 			calls: calls("task", "task"), wantIDs: []string{}, wantNotice: true,
 		},
 		{
-			name: "exhausted budget keeps other calls without notice", limits: subagent.Limits{MaxConcurrent: 3, MaxTotal: 6},
+			name: "exhausted budget keeps other calls and appends the notice", limits: subagent.Limits{MaxConcurrent: 3, MaxTotal: 6},
 			state: &thread.State{Delegations: ledger("run1", 6)},
-			calls: calls("task", "ls"), wantIDs: []string{"ls_b"},
+			calls: calls("task", "ls"), wantIDs: []string{"ls_b"}, wantNotice: true,
+		},
+		{
+			name: "budget reached by this response appends the notice", limits: subagent.Limits{MaxConcurrent: 3, MaxTotal: 6},
+			state: &thread.State{Delegations: ledger("run1", 4)},
+			calls: calls("task", "task", "task"), wantIDs: []string{"task_a", "task_b"}, wantNotice: true,
 		},
 	}
 	for _, tc := range tests {

@@ -164,7 +164,10 @@ func (l *limiter) middleware(next tool.ModelHandler) tool.ModelHandler {
 			"max_total", lim.MaxTotal, "prior_delegations", prior)
 		r := *resp
 		r.Message.ToolCalls = out
-		if len(out) == 0 {
+		// The run's budget is used up (not merely this response's cap):
+		// tell the model, even when other tool calls go ahead (reference
+		// §11.3).
+		if prior+kept >= lim.MaxTotal {
 			if r.Message.Content != "" {
 				r.Message.Content += "\n\n"
 			}
