@@ -49,12 +49,14 @@ func (a *app) wire(ctx context.Context) error {
 	if err != nil {
 		return &config.Error{File: a.cfg.Path, Key: "sandbox", Msg: err.Error(), Err: err}
 	}
-	sb, err := sandbox.FromConfig(home, a.cfg, a.logger)
-	if err != nil {
-		return &config.Error{File: a.cfg.Path, Key: "sandbox.use", Msg: err.Error(), Err: err}
+	if use := a.cfg.Sandbox.Use; use != "" && !config.IsLocalSandboxProvider(use) {
+		return &config.Error{File: a.cfg.Path, Key: "sandbox.use",
+			Msg: fmt.Sprintf("%q is not supported: Antler implements only %s", use, config.LocalSandboxProvider)}
 	}
-	a.layout, a.sandbox = layout, sb
-	a.env = &toolset.Env{Config: a.cfg, Home: home, Logger: a.logger, Sandbox: sb}
+	// One layout for every service, so that the sandbox tools, the
+	// built-ins, ACP and skills agree on every path.
+	a.layout, a.sandbox = layout, sandbox.NewLocal(layout, &sandbox.LocalOptions{Logger: a.logger})
+	a.env = &toolset.Env{Config: a.cfg, Home: home, Logger: a.logger, Sandbox: a.sandbox}
 
 	if a.paths.Extensions != "" {
 		a.extensions = config.NewExtensionsCache(a.paths.Extensions)
