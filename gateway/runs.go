@@ -304,20 +304,28 @@ func (s *Server) onCheckpoint(cp *store.Checkpoint) {
 	rn.emit("values", StateValues(cp.State))
 }
 
-// serveStream writes a run's frames after the first `after` as SSE until
-// the run ends or the client goes away (which cancels the run when
-// cancelOnDisconnect is set).
-func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, rn *run, after int, cancelOnDisconnect bool) {
+// startSSE sends the headers of a run's event stream (with the
+// Content-Location the frontend re-attaches with) and lifts the server's
+// read and write deadlines: a stream lasts as long as its run.
+func startSSE(w http.ResponseWriter, threadID, runID string) *http.ResponseController {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache, no-transform")
 	h.Set("X-Accel-Buffering", "no")
-	h.Set("Content-Location", "/api/threads/"+rn.threadID+"/runs/"+rn.id)
+	h.Set("Content-Location", "/api/threads/"+threadID+"/runs/"+runID)
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Time{})
 	_ = rc.SetWriteDeadline(time.Time{})
 	w.WriteHeader(http.StatusOK)
 	_ = rc.Flush()
+	return rc
+}
+
+// serveStream writes a run's frames after the first `after` as SSE until
+// the run ends or the client goes away (which cancels the run when
+// cancelOnDisconnect is set).
+func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, rn *run, after int, cancelOnDisconnect bool) {
+	rc := startSSE(w, rn.threadID, rn.id)
 	beat := time.NewTicker(s.heartbeat)
 	defer beat.Stop()
 	next := max(after, 0)
