@@ -109,7 +109,7 @@ func (m *Manager) call(ctx context.Context, call *tool.Call, serverName, rawName
 // A crashed server shows up as EOF on its connection; the session's watcher
 // may need a moment to notice, and the stderr tail to arrive.
 func connectionLost(err error, s *session) bool {
-	if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+	if lostConnection(err) {
 		select {
 		case <-s.dead:
 		case <-time.After(200 * time.Millisecond):
@@ -119,7 +119,16 @@ func connectionLost(err error, s *session) bool {
 	return !s.alive()
 }
 
+// lostConnection reports whether err means the peer went away.
+func lostConnection(err error) bool {
+	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// stderrSettle bounds the wait for a crashed server's stderr to drain.
+const stderrSettle = 500 * time.Millisecond
+
 func stderrNote(b *tailBuffer) string {
+	b.settle(stderrSettle)
 	tail := strings.TrimSpace(b.String())
 	if tail == "" {
 		return ""

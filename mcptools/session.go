@@ -98,7 +98,12 @@ func (m *Manager) connect(ctx context.Context, rt *server) (*session, error) {
 }
 
 // connectError adds the end of the server's stderr to a failed connect.
+// When the connection was lost, the server's last words may still be on
+// their way through the pipe: they are waited for, briefly.
 func connectError(err error, stderr *tailBuffer) error {
+	if lostConnection(err) {
+		stderr.settle(stderrSettle)
+	}
 	tail := strings.TrimSpace(stderr.String())
 	if tail == "" {
 		return err

@@ -3,6 +3,7 @@ package mcptools
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -77,6 +78,12 @@ type stdioTransport struct {
 
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	conn, err := (&mcp.CommandTransport{Command: t.cmd, TerminateDuration: t.terminate}).Connect(ctx)
+	// The child has its own copy of the stderr pipe's write end now (or
+	// never started): ours must go, so that the reader sees EOF once the
+	// server and everything it spawned are gone.
+	if w, ok := t.cmd.Stderr.(*os.File); ok {
+		w.Close()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +130,15 @@ func (m *Manager) newStdioCommand(s config.MCPServer, baseDir string, stderr *ta
 			cmd.Dir = filepath.Join(baseDir, s.Cwd)
 		}
 	}
-	cmd.Stderr = stderr
+	// stderr goes to a pipe of our own rather than through exec's copying
+	// goroutine, so that the tail is known to be complete when the pipe
+	// ends (see tailBuffer.settle); if the pipe cannot be made, exec copies.
+	if r, w, err := os.Pipe(); err == nil {
+		cmd.Stderr = w
+		stderr.follow(r)
+	} else {
+		cmd.Stderr = stderr
+	}
 	// A grandchild that keeps stderr open must not block Wait forever.
 	cmd.WaitDelay = time.Second
 	setProcessGroup(cmd)
@@ -160,6 +175,34 @@ func (m *Manager) transport(life context.Context, rt *server, stderr *tailBuffer
 type tailBuffer struct {
 	mu  sync.Mutex
 	buf []byte // guarded by mu
+
+	done chan struct{} // closed when a followed pipe ends; nil if none
+}
+
+// follow copies r into b in the background until r ends, then closes it.
+// It must be called before b is shared.
+func (b *tailBuffer) follow(r *os.File) {
+	b.done = make(chan struct{})
+	go func() {
+		defer close(b.done)
+		defer r.Close()
+		_, _ = io.Copy(b, r)
+	}()
+}
+
+// settle waits up to d for a followed pipe to end, so that a server that
+// just crashed has its last words in the tail. A server that is still
+// running (or keeps stderr open in a child) costs at most d.
+func (b *tailBuffer) settle(d time.Duration) {
+	if b.done == nil {
+		return
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-b.done:
+	case <-timer.C:
+	}
 }
 
 const tailMax = 4 << 10
