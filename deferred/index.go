@@ -50,6 +50,9 @@ const (
 	// synonymWeight is the weight of a word of the query word's lexicon
 	// groups (lexicon.txt).
 	synonymWeight = 0.5
+	// derivationWeight is the weight of a derivationally related form of
+	// the query word (derivations.txt: conversion → convert).
+	derivationWeight = 0.5
 	// nameBigramWeight scales the bonus, the mean IDF of the two terms,
 	// of a tool whose name holds two consecutive query words in order.
 	nameBigramWeight = 0.5
@@ -171,6 +174,11 @@ func (ix *index) queryTerms(query string) (out [][]qterm, seq []int32) {
 		for _, s := range ix.syn[st] {
 			if id, ok := ix.terms[s]; ok {
 				add(id, synonymWeight)
+			}
+		}
+		for _, s := range derivations()[st] {
+			if id, ok := ix.terms[s]; ok {
+				add(id, derivationWeight)
 			}
 		}
 		if prefixWeight > 0 && len(st) >= minPrefix && isLetters(st) {

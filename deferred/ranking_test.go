@@ -9,7 +9,7 @@ import (
 
 // TestRankingSignals checks one query per ranking signal: the name
 // phrase bonus, lexicon synonyms with the path → file term and the lead
-// sentence, and decompounded name identifiers.
+// sentence, decompounded name identifiers, and WordNet derivations.
 func TestRankingSignals(t *testing.T) {
 	c := NewCatalog([]*tool.Tool{
 		fakeTool("charts", "charts_chart_bar_colors", "Set the colours of a chart's bars.", nil),
@@ -18,6 +18,8 @@ func TestRankingSignals(t *testing.T) {
 		fakeTool("notes", "notes_write_note", "Create or update a markdown note in the knowledge base.", nil),
 		fakeTool("datagov", "datagov_package_search", "Search packages.", nil),
 		fakeTool("other", "other_search", "Search the data of the gov archive.", nil),
+		fakeTool("money", "money_rates", "Latest exchange rates of each currency against a base currency.", nil),
+		fakeTool("money", "money_convert", "Convert an amount between currencies.", nil),
 	})
 	tests := []struct {
 		name, query, want string
@@ -25,6 +27,7 @@ func TestRankingSignals(t *testing.T) {
 		{"phrase in name", "plot a bar chart", "charts_generate_bar_chart"},
 		{"synonym and path: save → write, /root/x.md → file", "save it to /root/out/report.md", "fs_write_file"},
 		{"decompounded name", "gov data packages", "datagov_package_search"},
+		{"derivation: conversion → convert", "currency conversion", "money_convert"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
