@@ -176,11 +176,11 @@ func (ix *index) queryTerms(query string) (out [][]qterm, seq []int32) {
 				add(id, synonymWeight)
 			}
 		}
-		for _, s := range derivations()[st] {
+		eachDerivation(st, func(s string) {
 			if id, ok := ix.terms[s]; ok {
 				add(id, derivationWeight)
 			}
-		}
+		})
 		if prefixWeight > 0 && len(st) >= minPrefix && isLetters(st) {
 			ix.prefixMatches(st, func(id int32) { add(id, prefixWeight) })
 		}
