@@ -25,8 +25,9 @@
 // splitting (camelCase, snake_case, kebab-case) and decompounding of
 // name identifiers against the catalogue's own words, Snowball stemming,
 // stop words, a small hand-written lexicon of software and everyday
-// synonyms (lexicon.txt; a query word scores its best form, never the
-// sum of its forms), truncation matches and name/server boosts. A query
+// synonyms (lexicon.txt) and WordNet's derivationally related forms
+// (derivations.txt) — a query word scores its best form, never the sum
+// of its forms — truncation matches and name/server boosts. A query
 // that is a valid regular expression matching some tools still returns
 // those first, as DeerFlow's single-regex search did.
 package deferred
