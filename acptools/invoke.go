@@ -17,6 +17,7 @@ import (
 
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/tool"
+	"github.com/antlerhq/antler/vpath"
 )
 
 // NoResponse is the result when the agent sent no message text.
@@ -113,7 +114,7 @@ func (inv *Invoker) Invoke(ctx context.Context, call *tool.Call, name string, a 
 		if perThread {
 			return inv.layout.Mask(user, thread, s)
 		}
-		return s
+		return vpath.MaskFolder(s, dir, vpath.ACPWorkspace)
 	}
 	servers := inv.mcpServers(name)
 

@@ -189,7 +189,8 @@ func TestCase35_PermissionPolicyOverACP(t *testing.T) {
 
 // Reference §15 case 36: one workspace per thread (created, used as the
 // process's cwd and the session cwd), the global one for a missing or
-// invalid thread id.
+// invalid thread id; either is shown to the model as /mnt/acp-workspace,
+// never as a host path.
 func TestCase36_WorkspacePerThreadAndGlobalFallback(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, harnessOptions{})
@@ -204,10 +205,10 @@ func TestCase36_WorkspacePerThreadAndGlobalFallback(t *testing.T) {
 		{"default user", &tool.Call{ThreadID: "t-43"},
 			filepath.Join(h.home, "users", "default", "threads", "t-43", "acp-workspace"), "cwd=/mnt/acp-workspace"},
 		{"missing thread", &tool.Call{UserID: "alice"},
-			filepath.Join(h.home, "acp-workspace"), "cwd=" + filepath.Join(h.home, "acp-workspace")},
+			filepath.Join(h.home, "acp-workspace"), "cwd=/mnt/acp-workspace"},
 		{"invalid thread", &tool.Call{ThreadID: "../../etc", UserID: "alice"},
-			filepath.Join(h.home, "acp-workspace"), "cwd=" + filepath.Join(h.home, "acp-workspace")},
-		{"nil call", nil, filepath.Join(h.home, "acp-workspace"), "cwd=" + filepath.Join(h.home, "acp-workspace")},
+			filepath.Join(h.home, "acp-workspace"), "cwd=/mnt/acp-workspace"},
+		{"nil call", nil, filepath.Join(h.home, "acp-workspace"), "cwd=/mnt/acp-workspace"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -52,6 +52,19 @@ func (l *Layout) Mask(user, thread, text string) string {
 	return replaceBases(text, l.maskPairs(user, thread), true)
 }
 
+// MaskFolder replaces the host folder host (and its symlink-resolved
+// spelling) in text by virtual, with the boundary rules of
+// [Layout.Mask]. It is for folders outside any thread, such as the
+// global ACP workspace used by a call without a valid thread.
+func MaskFolder(text, host, virtual string) string {
+	pairs := []pair{{host, virtual}}
+	if real, err := filepath.EvalSymlinks(host); err == nil && real != host {
+		pairs = append(pairs, pair{real, virtual})
+		slices.SortStableFunc(pairs, func(a, b pair) int { return cmp.Compare(len(b.host), len(a.host)) })
+	}
+	return replaceBases(text, pairs, true)
+}
+
 // Masker is [Layout.Mask] for one thread with its host paths (and their
 // symlink-resolved spellings) computed once. It is immutable and safe for
 // concurrent use; make a new one if the thread's folders are re-linked.
