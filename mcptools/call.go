@@ -45,18 +45,36 @@ func (m *Manager) call(ctx context.Context, call *tool.Call, serverName, rawName
 		return bad, nil
 	}
 
-	// Acquire a session, bounded by session_init_timeout.
 	scope := ""
+	var place *threadPlace
 	if s.cfg.Type == "stdio" && call != nil && call.ThreadID != "" {
 		scope = call.UserID + ":" + call.ThreadID
+		if m.opts.Layout != nil {
+			var err error
+			if place, err = m.prepareThread(call.UserID, call.ThreadID); err != nil {
+				return tool.Errorf("MCP server '%s' cannot run for this thread: %v", serverName, err), nil
+			}
+		}
 	}
+	res, err := m.callSession(ctx, call, s, scope, place, rawName, arguments)
+	if place != nil && res != nil {
+		place.maskResult(res)
+	}
+	return res, err
+}
+
+// callSession runs the call on the session of scope, started in place
+// when it is a thread's stdio session with a layout.
+func (m *Manager) callSession(ctx context.Context, call *tool.Call, s *server, scope string, place *threadPlace, rawName string, arguments json.RawMessage) (*tool.Result, error) {
+	serverName := s.name
+	// Acquire a session, bounded by session_init_timeout.
 	actx := ctx
 	if t := s.cfg.InitTimeout(); t > 0 {
 		var cancel context.CancelFunc
 		actx, cancel = context.WithTimeout(ctx, t)
 		defer cancel()
 	}
-	e, err := m.pool.acquire(actx, poolKey{s, scope}, func() (*session, error) { return m.connect(actx, s) })
+	e, err := m.pool.acquire(actx, poolKey{s, scope}, func() (*session, error) { return m.connect(actx, s, place) })
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
@@ -85,8 +103,15 @@ func (m *Manager) call(ctx context.Context, call *tool.Call, serverName, rawName
 		defer m.progress.remove(token)
 		params.SetProgressToken(token)
 	}
+	var tr *translator
+	if place != nil {
+		tr = place.translator(stdioDir(s.cfg, s.baseDir, place))
+	}
 	r, err := e.sess.cs.CallTool(cctx, params)
 	if err == nil {
+		if tr != nil {
+			tr.translateResult(r)
+		}
 		return ConvertResult(r), nil
 	}
 	var werr *jsonrpc.Error

@@ -23,6 +23,29 @@
 // bounded by tool_call_timeout; a cancelled call sends
 // notifications/cancelled to the server.
 //
+// # Threads and files
+//
+// With [Options.Layout] set, a call made with a user and thread to a stdio
+// server runs as DeerFlow runs it (reference §9.4). Before every such call
+// the thread's folders are created (through the [vpath.Layout]) with
+// workspace/.mcp/tmp at mode 0700; the thread's session is started in its
+// workspace folder unless the server configures cwd, with TMPDIR, TMP and
+// TEMP set to workspace/.mcp/tmp unless the server's env sets them.
+// Around the call the workspace is snapshot (paths, sizes and modification
+// times; not for a workspace of more than [MaxSnapshotFiles] files, whose
+// bare file names are then left alone), and the result is translated:
+// file:// resource links and path-like words in text (absolute, or
+// relative with a slash) that name an existing file of the thread's
+// user-data folder become /mnt/user-data/... paths, trailing punctuation
+// kept; a bare file name is rewritten only when exactly one file of that
+// name in the workspace was created or modified by the call. Nothing is
+// copied and other paths are left as they are. Finally every host path of
+// the thread's folders left in the result's text (a missing file, a
+// folder, a path with a space, the server's stderr in an error) is masked
+// with [vpath.Masker]. The structured_content artifact, which the model
+// never reads, is passed on unchanged. Two calls of one thread running at
+// once may see each other's new files.
+//
 // Errors: a cancelled caller context is returned as a Go error; everything
 // the server or the transport does wrong (a timeout, a crash, isError, an
 // unknown tool) becomes an "Error: ..." result the model reads.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/tool"
+	"github.com/antlerhq/antler/vpath"
 )
 
 // ExtensionsSource supplies the current extensions configuration.
@@ -77,6 +78,19 @@ type Options struct {
 	Dial func(ctx context.Context, s config.MCPServer) (mcp.Transport, error)
 	// Now is the clock of OAuth token expiry; nil means time.Now.
 	Now func() time.Time
+	// Layout, if set, gives stdio servers a place in the thread's folders
+	// for calls made with a user and thread, as DeerFlow does (reference
+	// §9.4; see "Threads and files" in the package documentation): the
+	// thread's session runs in its workspace folder unless the server
+	// configures cwd, with TMPDIR, TMP and TEMP in workspace/.mcp/tmp
+	// unless its env sets them, and local paths in its results are
+	// rewritten to /mnt/user-data/... virtual paths. A user or thread id
+	// the layout refuses makes such a call an error result. nil means
+	// none of this: sessions run in the configured cwd (or Antler's) with
+	// the inherited environment, and results are passed on unchanged.
+	// The control session of a server (discovery, calls without a
+	// thread) is never affected.
+	Layout *vpath.Layout
 }
 
 // Manager owns the MCP sessions of one Antler process and serves their

@@ -174,7 +174,7 @@ func (s *server) discover(ctx context.Context) (changed bool) {
 
 // list returns every tool of s over its control session, following pages.
 func (s *server) list(ctx context.Context) ([]*mcp.Tool, error) {
-	e, err := s.m.pool.acquire(ctx, poolKey{s, ""}, func() (*session, error) { return s.m.connect(ctx, s) })
+	e, err := s.m.pool.acquire(ctx, poolKey{s, ""}, func() (*session, error) { return s.m.connect(ctx, s, nil) })
 	if err != nil {
 		return nil, err
 	}

@@ -44,12 +44,13 @@ func (s *session) close() {
 }
 
 // connect opens a session to rt, bounded by ctx; the session itself
-// outlives ctx. On failure everything started is torn down in the
+// outlives ctx. place is the thread of a thread's stdio session (nil
+// otherwise). On failure everything started is torn down in the
 // background, so a hung server costs the caller no more than its deadline.
-func (m *Manager) connect(ctx context.Context, rt *server) (*session, error) {
+func (m *Manager) connect(ctx context.Context, rt *server, place *threadPlace) (*session, error) {
 	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stderr := &tailBuffer{}
-	t, kill, err := m.transport(life, rt, stderr)
+	t, kill, err := m.transport(life, rt, stderr, place)
 	if err != nil {
 		cancel()
 		return nil, err

@@ -115,7 +115,7 @@ func (m *Manager) checkOne(ctx context.Context, s *server) (int, error) {
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	sess, err := m.connect(ctx, s)
+	sess, err := m.connect(ctx, s, nil)
 	if err != nil {
 		if ctx.Err() != nil && timeout > 0 {
 			return 0, errTimedOut(timeout)

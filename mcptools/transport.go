@@ -25,6 +25,25 @@ func DefaultInheritedEnv() []string {
 	return []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}
 }
 
+// tempEnv returns the variables that point a thread's stdio server at its
+// temporary folder.
+func tempEnv() []string { return []string{"TMPDIR", "TMP", "TEMP"} }
+
+// stdioDir returns the working directory of a stdio server: its
+// configured cwd (relative to the extensions file), else the thread's
+// workspace for a thread's session, else "" (Antler's own).
+func stdioDir(s config.MCPServer, baseDir string, place *threadPlace) string {
+	switch {
+	case s.Cwd != "" && !filepath.IsAbs(s.Cwd) && baseDir != "":
+		return filepath.Join(baseDir, s.Cwd)
+	case s.Cwd != "":
+		return s.Cwd
+	case place != nil:
+		return place.paths.Workspace
+	}
+	return ""
+}
+
 // headerTransport adds a server's configured headers and its OAuth
 // Authorization header to every HTTP request of its session.
 type headerTransport struct {
@@ -106,30 +125,43 @@ func (t *stdioTransport) kill() {
 // newStdioCommand builds the command of a stdio server: its args, the
 // inherited part of Antler's environment plus its own env, its working
 // directory (relative to the extensions file), and a bounded stderr tail.
-func (m *Manager) newStdioCommand(s config.MCPServer, baseDir string, stderr *tailBuffer) *exec.Cmd {
+// A thread's session (place non-nil) runs in the thread's workspace unless
+// cwd is configured, and gets TMPDIR, TMP and TEMP in place.tmp unless its
+// own env sets them.
+func (m *Manager) newStdioCommand(s config.MCPServer, baseDir string, stderr *tailBuffer, place *threadPlace) *exec.Cmd {
 	cmd := exec.Command(s.Command, s.Args...)
 	inherit := m.opts.InheritEnv
 	if inherit == nil {
 		inherit = DefaultInheritedEnv()
 	}
-	env := make([]string, 0, len(inherit)+len(s.Env))
+	placed := map[string]string{}
+	if place != nil {
+		for _, k := range tempEnv() {
+			if _, own := s.Env[k]; !own {
+				placed[k] = place.tmp
+			}
+		}
+	}
+	env := make([]string, 0, len(inherit)+len(placed)+len(s.Env))
 	for _, k := range inherit {
 		if v, ok := os.LookupEnv(k); ok {
-			if _, own := s.Env[k]; !own {
+			_, own := s.Env[k]
+			_, set := placed[k]
+			if !own && !set {
 				env = append(env, k+"="+v)
 			}
+		}
+	}
+	for _, k := range tempEnv() {
+		if v, ok := placed[k]; ok {
+			env = append(env, k+"="+v)
 		}
 	}
 	for k, v := range s.Env {
 		env = append(env, k+"="+v)
 	}
 	cmd.Env = env
-	if s.Cwd != "" {
-		cmd.Dir = s.Cwd
-		if !filepath.IsAbs(s.Cwd) && baseDir != "" {
-			cmd.Dir = filepath.Join(baseDir, s.Cwd)
-		}
-	}
+	cmd.Dir = stdioDir(s, baseDir, place)
 	// stderr goes to a pipe of our own rather than through exec's copying
 	// goroutine, so that the tail is known to be complete when the pipe
 	// ends (see tailBuffer.settle); if the pipe cannot be made, exec copies.
@@ -146,8 +178,9 @@ func (m *Manager) newStdioCommand(s config.MCPServer, baseDir string, stderr *ta
 }
 
 // transport returns the MCP transport of server s for a session living as
-// long as life. kill, when non-nil, ends a stdio server's process group.
-func (m *Manager) transport(life context.Context, rt *server, stderr *tailBuffer) (t mcp.Transport, kill func(), err error) {
+// long as life; place is the thread of a thread's stdio session (nil for
+// the control session, or without Options.Layout). kill, when non-nil, ends a stdio server's process group.
+func (m *Manager) transport(life context.Context, rt *server, stderr *tailBuffer, place *threadPlace) (t mcp.Transport, kill func(), err error) {
 	s := rt.cfg
 	if m.opts.Dial != nil {
 		t, err := m.opts.Dial(life, s)
@@ -160,7 +193,7 @@ func (m *Manager) transport(life context.Context, rt *server, stderr *tailBuffer
 	}
 	switch s.Type {
 	case "stdio":
-		st := &stdioTransport{cmd: m.newStdioCommand(s, rt.baseDir, stderr), terminate: m.opts.TerminateGrace}
+		st := &stdioTransport{cmd: m.newStdioCommand(s, rt.baseDir, stderr, place), terminate: m.opts.TerminateGrace}
 		return st, st.kill, nil
 	case "sse":
 		return lifetimeTransport{inner: &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: rt.httpClient}, ctx: life}, nil, nil
