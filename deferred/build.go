@@ -287,7 +287,16 @@ func (a *analyzer) runDocs() [][]int32 {
 func isUpperASCII(c byte) bool { return 'A' <= c && c <= 'Z' }
 func isLowerASCII(c byte) bool { return 'a' <= c && c <= 'z' }
 
-func buildIndex(tools []*tool.Tool) *index {
+// buildIndex builds the index of tools. beside, when not nil, runs on a
+// second goroutine during the build (after that goroutine's share of the
+// analysis, see splitPoint); buildIndex returns after it has returned.
+func buildIndex(tools []*tool.Tool, beside func()) *index {
+	return buildIndexSplit(tools, splitPoint(tools), beside)
+}
+
+// buildIndexSplit is buildIndex with the analyser taking tools[:m] and
+// the second goroutine reading tools[m:] (see rawPart).
+func buildIndexSplit(tools []*tool.Tool, m int, beside func()) *index {
 	n := len(tools)
 	ix := &index{
 		n:           n,
@@ -304,6 +313,21 @@ func buildIndex(tools []*tool.Tool) *index {
 	a := &analyzer{ix: ix}
 	a.raw.init(1 << 14)
 	servers := make(map[string]int32)
+
+	// The analyser takes tools[:m]; the second goroutine reads tools[m:]
+	// into part, then runs beside.
+	part := &rawPart{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if m < n {
+			part.read(tools[m:])
+		}
+		if beside != nil {
+			beside()
+		}
+	}()
+	var partRuns []rawRun // by run number of part
 
 	// The term ids of every document, field after field, in one array:
 	// document d's field k is flat[off[d*numFields+k]:off[d*numFields+k+1]].
@@ -323,8 +347,7 @@ func buildIndex(tools []*tool.Tool) *index {
 	}
 
 	names := make([]int32, 0, 8*n)
-	params := readParams(tools)
-	var pdBuf []int32
+	var pd []int32                 // parameter descriptions of the current document
 	var nameTerm, proseTerm []bool // by term id
 	mark := func(set *[]bool, ids []int32) {
 		for _, id := range ids {
@@ -336,7 +359,15 @@ func buildIndex(tools []*tool.Tool) *index {
 	}
 	for d, t := range tools {
 		doc := int32(d)
-		flat = a.terms(flat, t.Name, doc)
+		if d == m {
+			<-done
+			partRuns = a.merge(part)
+		}
+		if d < m {
+			flat = a.terms(flat, t.Name, doc)
+		} else {
+			flat = a.replay(flat, part.segment(d-m, segName), partRuns, doc)
+		}
 		end(fieldName)
 		nt := flat[off[len(off)-2]:]
 		for i := 1; i < len(nt); i++ {
@@ -380,28 +411,50 @@ func buildIndex(tools []*tool.Tool) *index {
 
 		// The lead sentence is analysed first so that its terms, a prefix
 		// of the description's, can be copied into the lead field.
-		lead := leadEnd(t.Description)
 		descStart := len(flat)
-		flat = a.terms(flat, t.Description[:lead], doc)
-		leadTerms := len(flat) - descStart
-		flat = a.terms(flat, t.Description[lead:], doc)
-		mark(&proseTerm, flat[off[len(off)-1]:])
-		end(fieldDescription)
-
-		pd := pdBuf[:0]
-		for _, p := range params.next() {
-			flat = analyse(a, flat, p.name, -1)
-			pd = analyse(a, pd, p.desc, -1)
+		var leadTerms int
+		pd = pd[:0]
+		if d < m {
+			lead := leadEnd(t.Description)
+			flat = a.terms(flat, t.Description[:lead], doc)
+			leadTerms = len(flat) - descStart
+			flat = a.terms(flat, t.Description[lead:], doc)
+			mark(&proseTerm, flat[off[len(off)-1]:])
+			end(fieldDescription)
+			forEachParam(t.InputSchema, func(name, desc []byte) {
+				flat = analyse(a, flat, name, -1)
+				pd = analyse(a, pd, desc, -1)
+			})
+		} else {
+			i := d - m
+			flat = a.replay(flat, part.segment(i, segLead), partRuns, doc)
+			leadTerms = len(flat) - descStart
+			flat = a.replay(flat, part.segment(i, segRest), partRuns, doc)
+			mark(&proseTerm, flat[off[len(off)-1]:])
+			end(fieldDescription)
+			flat = a.replay(flat, part.segment(i, segParamName), partRuns, -1)
+			pd = a.replay(pd, part.segment(i, segParamDescription), partRuns, -1)
 		}
 		end(fieldParamName)
 		flat = append(flat, pd...)
-		pdBuf = pd
 		end(fieldParamDescription)
 		flat = append(flat, flat[descStart:descStart+leadTerms]...)
 		end(fieldLead)
 
 		ix.descs[d] = t.Description
 	}
+
+	<-done
+	// The analysis is over: the regex run index, the lexicon and the
+	// sorted terms are laid out beside the postings.
+	tail := make(chan struct{})
+	go func() {
+		defer close(tail)
+		ix.runDocs = a.runDocs()
+		ix.syn = buildSynonyms(&stemmer{cache: make(map[string]string)})
+		ix.sorted = slices.Clone(ix.termStr)
+		slices.Sort(ix.sorted)
+	}()
 
 	// Compound identifiers of names and server names (datagov,
 	// hdbcarpark) also count their parts, when they occur nowhere in
@@ -506,10 +559,7 @@ func buildIndex(tools []*tool.Tool) *index {
 		df := float64(len(ps))
 		ix.idf[id] = float32(math.Log(1 + (float64(n)-df+0.5)/(df+0.5)))
 	}
-	ix.runDocs = a.runDocs()
-	ix.syn = buildSynonyms(&stemmer{cache: make(map[string]string)})
-	ix.sorted = slices.Clone(ix.termStr)
-	slices.Sort(ix.sorted)
+	<-tail
 	return ix
 }
 

@@ -46,13 +46,7 @@ func NewCatalog(tools []*tool.Tool) *Catalog {
 	}
 	// The hash reads every schema byte and is independent of the index:
 	// it runs beside the build, on another core when there is one.
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		c.hash = catalogHash(c.tools)
-	}()
-	c.ix = buildIndex(c.tools)
-	<-done
+	c.ix = buildIndex(c.tools, func() { c.hash = catalogHash(c.tools) })
 	return c
 }
 
