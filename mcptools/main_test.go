@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -37,7 +38,8 @@ func TestMain(m *testing.M) {
 //     exits the process in the middle of the call. FAKE_INIT_DELAY
 //     (a duration) delays the start, for discovery benchmarks;
 //     FAKE_HANG_IF_EXISTS (a path) hangs when that file exists;
-//     FAKE_CRASH_ON_LIST exits on tools/list.
+//     FAKE_CRASH_ON_LIST exits on tools/list;
+//   - files: serve, plus the tools report and write of addFileTools.
 func runFake(mode string) {
 	switch mode {
 	case "hang":
@@ -45,7 +47,7 @@ func runFake(mode string) {
 	case "exit":
 		fmt.Fprintln(os.Stderr, "fake: refusing to start")
 		os.Exit(3)
-	case "serve":
+	case "serve", "files":
 		if d, err := time.ParseDuration(os.Getenv("FAKE_INIT_DELAY")); err == nil {
 			time.Sleep(d)
 		}
@@ -86,6 +88,9 @@ func runFake(mode string) {
 				}
 				return text(v), nil, nil
 			})
+		if mode == "files" {
+			addFileTools(s)
+		}
 		if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 			fmt.Fprintln(os.Stderr, "fake:", err)
 		}
@@ -93,6 +98,64 @@ func runFake(mode string) {
 		fmt.Fprintln(os.Stderr, "fake: unknown mode", mode)
 		os.Exit(1)
 	}
+}
+
+// fakePlace is what the fake's report tool sees of its process.
+type fakePlace struct {
+	Cwd, TMPDIR, TMP, TEMP string
+}
+
+type reportIn struct {
+	Out string `json:"out" jsonschema:"file to write the report to, as JSON"`
+}
+
+type writeIn struct {
+	Paths []string `json:"paths" jsonschema:"files to write, relative to the working directory or absolute"`
+	Say   string   `json:"say,omitempty" jsonschema:"text to add to the answer"`
+}
+
+// addFileTools adds the tools of the files mode: report writes the
+// server's working directory and temporary-folder variables to a file
+// (the truth, beyond the masking of results) and answers with them; write
+// creates files (their content is the say text, so that writing a file
+// again with another text changes its size) and answers, for each, with its absolute path, the path
+// as given, and a file:// resource link, then the say text.
+func addFileTools(s *mcp.Server) {
+	mcp.AddTool(s, &mcp.Tool{Name: "report", Description: "Reports the working directory and TMPDIR, TMP, TEMP."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in reportIn) (*mcp.CallToolResult, any, error) {
+			var p fakePlace
+			p.Cwd, _ = os.Getwd()
+			p.TMPDIR, p.TMP, p.TEMP = os.Getenv("TMPDIR"), os.Getenv("TMP"), os.Getenv("TEMP")
+			data, _ := json.Marshal(p)
+			if err := os.WriteFile(in.Out, data, 0o600); err != nil {
+				return nil, nil, err
+			}
+			return text(string(data)), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "write", Description: "Writes files and answers with their paths."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in writeIn) (*mcp.CallToolResult, any, error) {
+			res := &mcp.CallToolResult{}
+			for _, p := range in.Paths {
+				abs, err := filepath.Abs(p)
+				if err != nil {
+					return nil, nil, err
+				}
+				if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+					return nil, nil, err
+				}
+				if err := os.WriteFile(abs, []byte("written; "+in.Say), 0o644); err != nil {
+					return nil, nil, err
+				}
+				res.Content = append(res.Content,
+					&mcp.TextContent{Text: "Saved " + abs + "."},
+					&mcp.TextContent{Text: "Saved as " + p + "!"},
+					&mcp.ResourceLink{URI: "file://" + abs, Name: filepath.Base(abs)})
+			}
+			if in.Say != "" {
+				res.Content = append(res.Content, &mcp.TextContent{Text: in.Say})
+			}
+			return res, nil, nil
+		})
 }
 
 func text(s string) *mcp.CallToolResult {
