@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -59,7 +60,8 @@ func TestCheck(t *testing.T) {
 		name    string
 		tools   []*tool.Tool
 		samples map[string]tooltest.Sample
-		// want is the rules broken, as "index:rule", sorted.
+		// want is the rules broken, as "index:rule", sorted; a trailing
+		// "~" marks an accepted (Options.Known) violation.
 		want []string
 	}{
 		{"typed tool passes", []*tool.Tool{good("echo")}, echoSample, nil},
@@ -160,13 +162,55 @@ func TestCheck(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
 			for _, v := range tooltest.Check(t.Context(), tt.tools, tooltest.Options{Samples: tt.samples}) {
-				got = append(got, string(rune('0'+v.Index))+":"+v.Rule)
+				got = append(got, fmt.Sprintf("%d:%s", v.Index, v.Rule))
 				t.Log(v)
 			}
 			slices.Sort(got)
 			got = slices.Compact(got)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("violated rules (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCheckKnown(t *testing.T) {
+	tests := []struct {
+		name  string
+		tools []*tool.Tool
+		// want is as in TestCheck; a trailing "~" marks an accepted
+		// violation.
+		want  []string
+		known []tooltest.Known
+	}{
+		{"known violation is accepted", []*tool.Tool{good("echo"), good("echo")}, []string{"1:name~"},
+			[]tooltest.Known{{Tool: "echo", Rule: "name", Reason: "test"}}},
+		{"known violation matched by its message", []*tool.Tool{good("echo"), good("echo")}, []string{"1:name~"},
+			[]tooltest.Known{{Tool: "echo", Rule: "name", Contains: "tool #0", Reason: "test"}}},
+		{"known violation with another message", []*tool.Tool{good("echo"), good("echo")}, []string{"-1:known", "1:name"},
+			[]tooltest.Known{{Tool: "echo", Rule: "name", Contains: "tool #7", Reason: "test"}}},
+		{"known violation that does not occur", []*tool.Tool{good("echo")}, []string{"-1:known"},
+			[]tooltest.Known{{Tool: "echo", Rule: "schema", Reason: "test"}}},
+		{"known violation without a reason", []*tool.Tool{good("echo"), good("echo")},
+			[]string{"-1:known", "1:name"}, []tooltest.Known{{Tool: "echo", Rule: "name"}}},
+		{"known violation of a tool not in the list", []*tool.Tool{good("echo")}, []string{"-1:known"},
+			[]tooltest.Known{{Tool: "ghost", Rule: "name", Reason: "test"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, v := range tooltest.Check(t.Context(), tt.tools, tooltest.Options{Known: tt.known}) {
+				s := fmt.Sprintf("%d:%s", v.Index, v.Rule)
+				if v.Accepted != "" {
+					s += "~"
+				}
+				got = append(got, s)
+				t.Log(v)
+			}
+			slices.Sort(got)
+			got = slices.Compact(got)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("violations (-want +got):\n%s", diff)
 			}
 		})
 	}
