@@ -69,7 +69,10 @@ func (a *app) wire(ctx context.Context) error {
 		}
 	}
 	a.mcpProgress = newMCPProgress(newStatusLine(a.stderr, a.g.opts.Getenv))
-	a.mcp = mcptools.New(&mcptools.Options{Extensions: a.extensionsSource(), Logger: a.logger, OnStatus: a.mcpProgress.update})
+	// The layout puts a thread's stdio servers in its workspace and makes
+	// the paths in their results virtual (run, chat and serve alike).
+	a.mcp = mcptools.New(&mcptools.Options{Extensions: a.extensionsSource(), Logger: a.logger, OnStatus: a.mcpProgress.update,
+		Layout: layout})
 	a.onClose(a.mcp.Close)
 
 	a.acp, err = acptools.New(acptools.Options{Layout: layout, Home: home, Logger: a.logger,
