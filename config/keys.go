@@ -14,43 +14,71 @@ const (
 	sectionDeerFlow
 )
 
-// sectionKind classifies a top-level key of config.yaml.
+// sectionKind classifies a top-level key of config.yaml. The implemented
+// sections are the yaml keys of [Config].
 func sectionKind(name string) int {
-	switch name {
-	case "acp_agents", "config_version", "database", "gateway", "loop_detection", "models",
-		"read_before_write", "sandbox", "skill_evolution", "skill_scan", "skills",
-		"subagents", "tool_groups", "tool_output", "tool_search", "tools", "uploads":
+	switch {
+	case slices.Contains(implementedSections(), name):
 		return sectionImplemented
-	case "agent_storage", "agents_api", "auth", "authorization", "channel_connections",
-		"channels", "checkpointer", "circuit_breaker", "dedupe_storage", "extensions",
-		"guardrails", "input_polish", "llm_call", "log_level", "logging",
-		"max_recursion_limit", "mcp_tasks", "memory", "middlewares", "plugins",
-		"run_events", "run_ownership", "safety_finish_reason", "scheduler",
-		"stream_bridge", "suggestions", "summarization", "title", "token_budget",
-		"token_usage", "tool_progress", "tracing":
+	case slices.Contains(deerFlowSections(), name):
 		return sectionDeerFlow
 	}
 	return sectionUnknown
 }
 
+// implementedSections lists the top-level keys Antler decodes. The schema
+// test checks that they are exactly the yaml keys of [Config].
+func implementedSections() []string {
+	return []string{
+		"acp_agents", "config_version", "database", "gateway", "loop_detection", "models",
+		"read_before_write", "sandbox", "skill_evolution", "skill_scan", "skills",
+		"subagents", "tool_groups", "tool_output", "tool_search", "tools", "uploads",
+	}
+}
+
+// deerFlowSections lists the top-level sections only DeerFlow implements;
+// they are accepted and reported in [Config.Ignored].
+func deerFlowSections() []string {
+	return []string{
+		"agent_storage", "agents_api", "auth", "authorization", "channel_connections",
+		"channels", "checkpointer", "circuit_breaker", "dedupe_storage", "extensions",
+		"guardrails", "input_polish", "llm_call", "log_level", "logging",
+		"max_recursion_limit", "mcp_tasks", "memory", "middlewares", "plugins",
+		"run_events", "run_ownership", "safety_finish_reason", "scheduler",
+		"stream_bridge", "suggestions", "summarization", "title", "token_budget",
+		"token_usage", "tool_progress", "tracing",
+	}
+}
+
 // isSandboxProviderKey reports whether key is one of the container-provider
-// keys DeerFlow documents for the sandbox section (AIO, BoxLite,
-// provisioner, Tenki and E2B style providers). They go to Sandbox.Options.
-func isSandboxProviderKey(key string) bool {
-	switch key {
-	case "image", "port", "replicas", "overflow_policy", "acquire_timeout",
+// keys DeerFlow documents for the sandbox section. They go to
+// Sandbox.Options.
+func isSandboxProviderKey(key string) bool { return slices.Contains(sandboxProviderKeys(), key) }
+
+// sandboxProviderKeys lists the container-provider keys of the sandbox
+// section (AIO, BoxLite, provisioner, Tenki and E2B style providers).
+func sandboxProviderKeys() []string {
+	return []string{
+		"image", "port", "replicas", "overflow_policy", "acquire_timeout",
 		"burst_limit", "container_prefix", "idle_timeout",
 		"health_check_skip_seconds", "ownership", "thread_data_mounts",
 		"environment", "provisioner_url", "provisioner_api_key", "memory_mib",
 		"cpus", "api_key", "base_url", "project_id", "workspace_id",
 		"cpu_cores", "memory_mb", "max_duration", "sticky", "home_dir",
-		"template", "timeout", "domain":
-		return true
+		"template", "timeout", "domain",
 	}
-	return false
 }
 
-// acceptedKeys lists keys that a section type accepts without a field:
+// databaseIgnoredKeys lists the DeerFlow database keys Antler accepts
+// without using them.
+func databaseIgnoredKeys() []string {
+	return []string{
+		"checkpoint_channel_mode", "checkpoint_delta", "checkpoint_graph_cache",
+		"checkpoint_cache", "echo_sql", "pool_recycle", "command_timeout",
+	}
+}
+
+// acceptedKey reports whether a section type accepts key without a field:
 // DeerFlow keys Antler does not use (they are ignored) and the sandbox
 // provider keys (kept in Options).
 func acceptedKey(t reflect.Type, key string) bool {
@@ -58,11 +86,7 @@ func acceptedKey(t reflect.Type, key string) bool {
 	case reflect.TypeFor[Sandbox]():
 		return isSandboxProviderKey(key)
 	case reflect.TypeFor[Database]():
-		switch key {
-		case "checkpoint_channel_mode", "checkpoint_delta", "checkpoint_graph_cache",
-			"checkpoint_cache", "echo_sql", "pool_size", "pool_recycle", "command_timeout":
-			return true
-		}
+		return slices.Contains(databaseIgnoredKeys(), key)
 	}
 	return false
 }
