@@ -56,17 +56,19 @@ const askClarificationSchema = `{
 // intercepts every call by name, turns it into the question shown to the
 // user and ends the run (agent.Clarification).
 //
-// The schema is advertised but not enforced here: the middleware
-// normalises whatever the model sends (options as a JSON string, fields in
-// odd shapes) rather than rejecting it, as DeerFlow does.
+// The middleware does not enforce the schema: it normalises whatever the
+// model sends (options as a JSON string, fields in odd shapes) rather
+// than rejecting it, as DeerFlow does. The handler, reached only without
+// the middleware (antler tools call, an embedding program), validates
+// like any typed tool, as a LangChain tool invoked directly would.
 func AskClarification() *tool.Tool {
-	return &tool.Tool{
-		Name:         AskClarificationName,
-		Description:  askClarificationDescription,
-		InputSchema:  json.RawMessage(askClarificationSchema),
-		ReturnDirect: true,
-		Handler: func(ctx context.Context, call *tool.Call, args json.RawMessage) (*tool.Result, error) {
-			return tool.Text("Clarification request processed by middleware"), nil
-		},
+	t, err := tool.NewWithSchema(AskClarificationName, askClarificationDescription, json.RawMessage(askClarificationSchema),
+		func(context.Context, *tool.Call, map[string]any) (string, error) {
+			return "Clarification request processed by middleware", nil
+		})
+	if err != nil {
+		panic("builtin.AskClarification: " + err.Error()) // constant schema: a programming error
 	}
+	t.ReturnDirect = true
+	return t
 }

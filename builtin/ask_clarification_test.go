@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/antlerhq/antler/tool"
@@ -27,8 +28,19 @@ func TestAskClarificationSchema(t *testing.T) {
 	if _, err := tool.NewValidator(tl.InputSchema); err != nil {
 		t.Fatalf("schema does not compile: %v", err)
 	}
-	res, err := tl.Handler(t.Context(), &tool.Call{}, json.RawMessage(`{}`))
+	res, err := tl.Handler(t.Context(), &tool.Call{}, json.RawMessage(`{"question":"Which?","clarification_type":"missing_info"}`))
 	if err != nil || res.IsError {
 		t.Fatalf("placeholder handler: %v %+v", err, res)
+	}
+}
+
+// Without the middleware (antler tools call) the handler validates its
+// arguments like any typed tool; the middleware itself stays lenient.
+func TestAskClarificationHandlerValidates(t *testing.T) {
+	for _, args := range []string{`{}`, `{"question":1,"clarification_type":"missing_info"}`, `[1]`, `not json`} {
+		res, err := AskClarification().Handler(t.Context(), &tool.Call{}, json.RawMessage(args))
+		if err != nil || !res.IsError || !strings.HasPrefix(res.TextContent(), "Error: invalid arguments for ask_clarification") {
+			t.Errorf("%s: got %v, %q; want an invalid-arguments error result", args, err, res.TextContent())
+		}
 	}
 }
