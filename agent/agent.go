@@ -65,7 +65,8 @@ type Agent struct {
 	tools    map[string]*tool.Tool
 	handlers map[string]tool.Handler // each tool's handler wrapped in the tool middlewares
 	defs     []model.ToolDefinition
-	names    string // "a, b, c" for the invalid-tool message
+	names    []string // bound tool names, in bound order
+	joined   string   // "a, b, c" for the invalid-tool message
 }
 
 // New checks opts and returns an Agent.
@@ -101,7 +102,7 @@ func New(opts Options) (*Agent, error) {
 		a.defs = append(a.defs, t.Definition())
 		names = append(names, t.Name)
 	}
-	a.names = strings.Join(names, ", ")
+	a.names, a.joined = names, strings.Join(names, ", ")
 	return a, nil
 }
 
@@ -116,12 +117,42 @@ func (a *Agent) Tools() []string {
 
 // InvalidToolResult is LangGraph's result for a call to a tool that is
 // not bound: "Error: {name} is not a valid tool, try one of [a, b]."
+// Beyond LangGraph, a name that is a bound name corrupted in a way models
+// are known to corrupt names (repeated: "lsls", "web_searchweb_search";
+// other case or surrounding space) gets " Did you mean 'ls'?", and an
+// empty name gets a text that says so instead of an empty quote.
 func InvalidToolResult(name string, bound []string) *tool.Result {
-	return invalidTool(name, strings.Join(bound, ", "))
+	return invalidTool(name, bound, strings.Join(bound, ", "))
 }
 
-func invalidTool(name, names string) *tool.Result {
-	return tool.Errorf("Error: %s is not a valid tool, try one of [%s].", name, names)
+func invalidTool(name string, bound []string, joined string) *tool.Result {
+	if strings.TrimSpace(name) == "" {
+		return tool.Errorf("Error: the tool call has no tool name; call one of [%s] by its exact name.", joined)
+	}
+	msg := fmt.Sprintf("Error: %s is not a valid tool, try one of [%s].", name, joined)
+	if guess := corruptedName(name, bound); guess != "" {
+		msg += fmt.Sprintf(" Did you mean '%s'?", guess)
+	}
+	return tool.Errorf("%s", msg)
+}
+
+// corruptedName returns the bound name that name is a known corruption
+// of: the name repeated (streamed names concatenated), or differing only
+// in case or surrounding space; "" when there is none.
+func corruptedName(name string, bound []string) string {
+	trimmed := strings.TrimSpace(name)
+	for _, b := range bound {
+		if b == "" {
+			continue
+		}
+		if strings.EqualFold(trimmed, b) {
+			return b
+		}
+		if n := len(trimmed); n > len(b) && n%len(b) == 0 && strings.Repeat(b, n/len(b)) == trimmed {
+			return b
+		}
+	}
+	return ""
 }
 
 // newID returns a random identifier for messages, runs and threads.

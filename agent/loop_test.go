@@ -204,7 +204,7 @@ func TestUnknownToolName(t *testing.T) {
 		t.Fatal(err)
 	}
 	tm := out.State.Messages[2]
-	if want := "Error: lsls is not a valid tool, try one of [ls, read_file]."; tm.Content != want || tm.Status != "error" {
+	if want := "Error: lsls is not a valid tool, try one of [ls, read_file]. Did you mean 'ls'?"; tm.Content != want || tm.Status != "error" {
 		t.Errorf("tool message = %q (status %q), want %q", tm.Content, tm.Status, want)
 	}
 	if out.Reason != agent.StopCompleted {
@@ -222,8 +222,13 @@ func TestBadCallsBecomeErrorResults(t *testing.T) {
 	for _, tc := range []struct {
 		name, tool, args, want string
 	}{
-		{"empty name", "", `{}`, "Error:  is not a valid tool, try one of [ok, fails, panics]."},
-		{"concatenated name", "okok", `{}`, "Error: okok is not a valid tool, try one of [ok, fails, panics]."},
+		{"empty name", "", `{}`, "Error: the tool call has no tool name; call one of [ok, fails, panics] by its exact name."},
+		{"blank name", "  ", `{}`, "Error: the tool call has no tool name; call one of [ok, fails, panics] by its exact name."},
+		{"concatenated name", "okok", `{}`, "Error: okok is not a valid tool, try one of [ok, fails, panics]. Did you mean 'ok'?"},
+		{"thrice concatenated name", "okokok", `{}`, "Error: okokok is not a valid tool, try one of [ok, fails, panics]. Did you mean 'ok'?"},
+		{"other case", "OK", `{}`, "Error: OK is not a valid tool, try one of [ok, fails, panics]. Did you mean 'ok'?"},
+		{"unknown name", "nope", `{}`, "Error: nope is not a valid tool, try one of [ok, fails, panics]."},
+		{"prefix of a repetition is not one", "okokx", `{}`, "Error: okokx is not a valid tool, try one of [ok, fails, panics]."},
 		{"invalid JSON", "ok", `{"a":`, `Error: invalid arguments for ok: arguments must be a JSON object, got {"a":`},
 		{"array arguments", "ok", `[1]`, "Error: invalid arguments for ok: arguments must be a JSON object, got [1]"},
 		{"handler error", "fails", `{}`, "Error: Tool 'fails' failed with Error: disk on fire. Continue with available context, or choose an alternative tool."},

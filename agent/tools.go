@@ -144,7 +144,7 @@ func (r *runState) callTool(ctx context.Context, tc model.ToolCall, snapshot *th
 func (r *runState) execute(ctx context.Context, tc model.ToolCall, snapshot *thread.State, events chan<- Event) (res *tool.Result, err error) {
 	h, ok := r.a.handlers[tc.Name]
 	if !ok {
-		return invalidTool(tc.Name, r.a.names), nil
+		return invalidTool(tc.Name, r.a.names, r.a.joined), nil
 	}
 	args := bytes.TrimSpace(tc.Arguments)
 	if len(args) == 0 {
