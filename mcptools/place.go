@@ -25,11 +25,9 @@ const MaxSnapshotFiles = 4096
 // threadPlace is the thread a thread's stdio call runs for, with its
 // folders created.
 type threadPlace struct {
-	layout       *vpath.Layout
-	user, thread string
-	paths        vpath.ThreadPaths
-	tmp          string // paths.Workspace/.mcp/tmp, mode 0700
-	masker       *vpath.Masker
+	paths  vpath.ThreadPaths
+	tmp    string // paths.Workspace/.mcp/tmp, mode 0700
+	masker *vpath.Masker
 }
 
 // prepareThread creates the folders of (user, thread) and the servers'
@@ -45,7 +43,7 @@ func (m *Manager) prepareThread(user, thread string) (*threadPlace, error) {
 		}
 		return nil, errors.New(l.Mask(user, thread, err.Error()))
 	}
-	p := &threadPlace{layout: l, user: user, thread: thread, paths: tp,
+	p := &threadPlace{paths: tp,
 		tmp: filepath.Join(tp.Workspace, ".mcp", "tmp"), masker: l.Masker(user, thread)}
 	if err := os.MkdirAll(p.tmp, 0o700); err != nil {
 		return nil, errors.New(p.masker.Mask(fmt.Sprintf("create the temporary folder: %v", err)))
@@ -172,19 +170,16 @@ func (tr *translator) fileURI(uri string) (string, bool) {
 }
 
 // virtual returns the /mnt/user-data/... path of host when it names an
-// existing file inside the thread's user-data folder.
+// existing file inside the thread's user-data folder (lexically, or
+// through the symlink-resolved spelling of the folder; a symlink elsewhere
+// that points into the folder does not count).
 func (tr *translator) virtual(host string) (string, bool) {
 	if !filepath.IsAbs(host) {
 		return "", false
 	}
 	host = filepath.Clean(host)
-	// The masker is a cheap test that host is in one of the thread's
-	// folders at all.
-	if tr.place.masker.Mask(host) == host {
-		return "", false
-	}
-	v, ok := tr.place.layout.ToVirtual(tr.place.user, tr.place.thread, host)
-	if !ok || (v != vpath.UserData && !strings.HasPrefix(v, vpath.UserData+"/")) {
+	v := tr.place.masker.Mask(host)
+	if v == host || (v != vpath.UserData && !strings.HasPrefix(v, vpath.UserData+"/")) {
 		return "", false
 	}
 	if _, err := os.Stat(host); err != nil {

@@ -26,6 +26,10 @@ func TestTranslateTextWords(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	link := filepath.Join(t.TempDir(), "link.txt")
+	if err := os.Symlink(filepath.Join(ws, "a.txt"), link); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct{ name, in, want string }{
 		{"trailing punctuation kept", ws + "/a.txt?!", "/mnt/user-data/workspace/a.txt?!"},
 		{"a name ending in a dot", ws + "/odd.", "/mnt/user-data/workspace/odd."},
@@ -36,6 +40,7 @@ func TestTranslateTextWords(t *testing.T) {
 		{"the thread's root folder", ws, "/mnt/user-data/workspace"},
 		{"bare name without changes", "a.txt", "a.txt"},
 		{"a missing relative path", "nope/a.txt", "nope/a.txt"},
+		{"a link from outside into the folder", link, link},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
