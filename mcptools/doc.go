@@ -33,7 +33,9 @@
 // TEMP set to workspace/.mcp/tmp unless the server's env sets them.
 // Around the call the workspace is snapshot (paths, sizes and modification
 // times; not for a workspace of more than [MaxSnapshotFiles] files, whose
-// bare file names are then left alone), and the result is translated:
+// bare file names are then left alone; the second walk happens only when
+// the result has a word that looks like a file name), and the result is
+// translated:
 // file:// resource links and path-like words in text (absolute, or
 // relative with a slash) that name an existing file of the thread's
 // user-data folder become /mnt/user-data/... paths, trailing punctuation

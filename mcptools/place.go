@@ -19,8 +19,10 @@ import (
 // MaxSnapshotFiles bounds the workspace snapshot taken before a thread's
 // stdio call: a workspace with more files (not counting .mcp/) is not
 // snapshot, and bare file names in the call's results are then left as
-// they are. Paths with a slash are translated regardless.
-const MaxSnapshotFiles = 4096
+// they are. Paths with a slash are translated regardless. The walk costs
+// about 9 µs a file (one lstat each), so the bound is also the most a
+// large workspace (a cloned repository) adds to every call: ~9 ms.
+const MaxSnapshotFiles = 1024
 
 // threadPlace is the thread a thread's stdio call runs for, with its
 // folders created.
@@ -258,7 +260,13 @@ func (tr *translator) word(w string) (string, bool) {
 
 // changedNamed returns the workspace files named name that the call
 // created or modified (compared with the snapshot; none without one).
+// Only a name that looks like a file name (a base and an extension with
+// a letter: notes.txt, not 3.14 or "Done.") is looked up, so a result
+// with no such word costs no second walk of the workspace.
 func (tr *translator) changedNamed(name string) []string {
+	if tr.before == nil || !looksLikeFileName(name) {
+		return nil
+	}
 	if !tr.looked {
 		tr.looked = true
 		if tr.before != nil {
@@ -284,4 +292,24 @@ func isWordSep(c byte) bool {
 		return true
 	}
 	return false
+}
+
+// looksLikeFileName reports whether w is a base name with an extension of
+// one to ten letters and digits, at least one of them a letter.
+func looksLikeFileName(w string) bool {
+	dot := strings.LastIndexByte(w, '.')
+	if dot <= 0 || dot == len(w)-1 || len(w)-dot-1 > 10 || strings.ContainsRune(w, '/') {
+		return false
+	}
+	letter := false
+	for _, c := range []byte(w[dot+1:]) {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+			letter = true
+		case '0' <= c && c <= '9':
+		default:
+			return false
+		}
+	}
+	return letter
 }

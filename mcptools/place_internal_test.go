@@ -51,3 +51,58 @@ func TestTranslateTextWords(t *testing.T) {
 		})
 	}
 }
+
+func TestLooksLikeFileName(t *testing.T) {
+	tests := []struct {
+		w    string
+		want bool
+	}{
+		{"notes.txt", true},
+		{"report.md", true},
+		{"archive.tar.gz", true},
+		{"photo.JPEG", true},
+		{"data.mp3", true},
+		{"3.14", false},
+		{"v1.2", false},
+		{"Done.", false},
+		{".bashrc", false},
+		{"Makefile", false},
+		{"a/b.txt", false},
+		{"name.averyverylongext", false},
+		{"odd.e-x", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.w, func(t *testing.T) {
+			if got := looksLikeFileName(tt.w); got != tt.want {
+				t.Errorf("looksLikeFileName(%q) = %v, want %v", tt.w, got, tt.want)
+			}
+		})
+	}
+}
+
+// A result whose words do not look like file names never walks the
+// workspace a second time.
+func TestNoSecondWalkWithoutFileNames(t *testing.T) {
+	layout, err := vpath.New(vpath.Options{Home: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(&Options{Layout: layout})
+	defer m.Close()
+	place, err := m.prepareThread("u", "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := place.translator(place.paths.Workspace)
+	if got := tr.text("Done. Wrote 3.14 units to the Makefile"); got != "Done. Wrote 3.14 units to the Makefile" {
+		t.Errorf("text changed: %q", got)
+	}
+	if tr.looked {
+		t.Error("the workspace was walked again for words that are not file names")
+	}
+	tr.text("see notes.txt")
+	if !tr.looked {
+		t.Error("a file name did not look at the workspace")
+	}
+}
