@@ -164,11 +164,12 @@ func stderrNote(b *tailBuffer) string {
 	return " (server stderr: " + tail + ")"
 }
 
-// objectArgs checks that args is a JSON object; no arguments, "" or null
-// become {} (never null: TypeScript servers reject it).
+// objectArgs checks that args is a JSON object; no arguments at all
+// become {} (never null: TypeScript servers reject it). JSON null is not
+// an object and is refused, as package tool and the agent loop refuse it.
 func objectArgs(args json.RawMessage) (json.RawMessage, *tool.Result) {
 	trimmed := bytes.TrimSpace(args)
-	if len(trimmed) == 0 || string(trimmed) == "null" {
+	if len(trimmed) == 0 {
 		return json.RawMessage(`{}`), nil
 	}
 	if trimmed[0] != '{' || !json.Valid(trimmed) {
