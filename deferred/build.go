@@ -124,7 +124,7 @@ func analyse[T text](a *analyzer, dst []int32, s T, doc int32) []int32 {
 			i += size
 		}
 		run := s[start:i]
-		prefix, h := hashRun(run)
+		prefix, h := hashRunAt(s, start, i)
 		ri, ok := get(&a.raw, run, prefix, h)
 		if !ok {
 			if ascii {
@@ -176,6 +176,33 @@ func hashRun[T text](s T) (prefix uint64, h uint32) {
 	}
 	m := (prefix^uint64(len(s))<<58)*0x9E3779B97F4A7C15 ^ x*0xC2B2AE3D27D4EB4F
 	return prefix, uint32(m>>32) ^ uint32(m)
+}
+
+// hashRunAt is hashRun(s[start:end]). It loads whole words from s, so
+// it costs the same whatever the run's length.
+func hashRunAt[T text](s T, start, end int) (prefix uint64, h uint32) {
+	n := end - start
+	if start+8 > len(s) {
+		return hashRun(s[start:end])
+	}
+	prefix = load64(s, start)
+	if n < 8 {
+		prefix &= 1<<(8*n) - 1
+	}
+	var x uint64
+	if n > 8 {
+		// The last eight bytes, or those after the first eight.
+		x = load64(s, end-8) >> (8 * max(16-n, 0))
+	}
+	m := (prefix^uint64(n)<<58)*0x9E3779B97F4A7C15 ^ x*0xC2B2AE3D27D4EB4F
+	return prefix, uint32(m>>32) ^ uint32(m)
+}
+
+// load64 returns s[i:i+8] as a little-endian word.
+func load64[T text](s T, i int) uint64 {
+	b := s[i : i+8]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 }
 
 // analyseASCIIRun analyses a run of ASCII letters and digits.
@@ -315,14 +342,16 @@ func buildIndexSplit(tools []*tool.Tool, m int, beside func()) *index {
 	servers := make(map[string]int32)
 
 	// The analyser takes tools[:m]; the second goroutine reads tools[m:]
-	// into part, then runs beside.
+	// into part, then runs beside while the analyser replays the part
+	// and lays out the postings.
 	part := &rawPart{}
-	done := make(chan struct{})
+	done, besideDone := make(chan struct{}), make(chan struct{})
 	go func() {
-		defer close(done)
+		defer close(besideDone)
 		if m < n {
 			part.read(tools[m:])
 		}
+		close(done)
 		if beside != nil {
 			beside()
 		}
@@ -487,79 +516,15 @@ func buildIndexSplit(tools []*tool.Tool, m int, beside func()) *index {
 		avg[k] = max(totalLen[k]/float64(max(n, 1)), 1)
 	}
 
-	// One pass over the documents sums each term's field-normalised
-	// frequencies (fields in order, so the sums are the same floats
-	// whatever the layout) into per-document (term, tf) pairs and counts
-	// document frequencies; the pairs are then laid out by term (CSR),
-	// documents ascending.
-	df := make([]int32, nt+1)
-	acc := make([]float64, nt)
-	type pair struct {
-		id int32
-		tf float32
-	}
-	pairs := make([]pair, 0, len(flat)/2+n)
-	docEnd := make([]int32, n)
-	var touched []int32
-	for d := range n {
-		touched = touched[:0]
-		for k := range numFields {
-			l := lens[d*numFields+k]
-			if l == 0 {
-				continue
-			}
-			fp := fieldParams[k]
-			norm := fp.weight / (1 - fp.b + fp.b*float64(l)/avg[k])
-			add := func(id int32) {
-				if acc[id] == 0 {
-					touched = append(touched, id)
-				}
-				acc[id] += norm
-			}
-			a, b := off[d*numFields+k], off[d*numFields+k+1]
-			if k == fieldName || k == fieldServer {
-				for _, id := range flat[a:b] {
-					add(id)
-					for _, p := range compound[id] {
-						add(p)
-					}
-				}
-				continue
-			}
-			for _, id := range flat[a:b] {
-				add(id)
-			}
-		}
-		for _, id := range touched {
-			pairs = append(pairs, pair{id: id, tf: float32(acc[id])})
-			df[id]++
-			acc[id] = 0
-		}
-		docEnd[d] = int32(len(pairs))
-	}
-	start := make([]int32, nt+1)
-	for i := range nt {
-		start[i+1] = start[i] + df[i]
-	}
-	all2 := make([]posting, start[nt])
-	fill := slices.Clone(start[:nt])
-	p := 0
-	for d := range n {
-		for ; p < int(docEnd[d]); p++ {
-			id := pairs[p].id
-			all2[fill[id]] = posting{doc: int32(d), tf: pairs[p].tf}
-			fill[id]++
-		}
-	}
-	ix.postings = make([][]posting, nt)
+	in := postingsInput{n: n, nt: nt, flat: flat, off: off, lens: lens, compound: compound, avg: avg}
+	ix.postings = in.postings()
 	ix.idf = make([]float32, nt)
-	for id := range nt {
-		ps := all2[start[id]:start[id+1]:start[id+1]]
-		ix.postings[id] = ps
+	for id, ps := range ix.postings {
 		df := float64(len(ps))
 		ix.idf[id] = float32(math.Log(1 + (float64(n)-df+0.5)/(df+0.5)))
 	}
 	<-tail
+	<-besideDone
 	return ix
 }
 

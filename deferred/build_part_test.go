@@ -88,3 +88,20 @@ func TestBuildIndexSplit(t *testing.T) {
 		})
 	}
 }
+
+// TestHashRunAt checks that hashing a run in place, with whole-word loads
+// around it, gives hashRun of the run itself.
+func TestHashRunAt(t *testing.T) {
+	s := "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ"
+	for i := range len(s) {
+		for j := i + 1; j <= len(s); j++ {
+			wp, wh := hashRun(s[i:j])
+			if p, h := hashRunAt(s, i, j); p != wp || h != wh {
+				t.Errorf("hashRunAt(s, %d, %d) = %x, %x; want %x, %x", i, j, p, h, wp, wh)
+			}
+			if p, h := hashRunAt([]byte(s), i, j); p != wp || h != wh {
+				t.Errorf("hashRunAt([]byte(s), %d, %d) = %x, %x; want %x, %x", i, j, p, h, wp, wh)
+			}
+		}
+	}
+}
