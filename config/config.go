@@ -31,6 +31,7 @@ type Config struct {
 	ToolOutput      ToolOutput          `yaml:"tool_output"`
 	ReadBeforeWrite ReadBeforeWrite     `yaml:"read_before_write"`
 	LoopDetection   LoopDetection       `yaml:"loop_detection"`
+	Title           Title               `yaml:"title"`
 	Sandbox         Sandbox             `yaml:"sandbox"`
 	Skills          Skills              `yaml:"skills"`
 	SkillScan       SkillScan           `yaml:"skill_scan"`
@@ -42,7 +43,7 @@ type Config struct {
 	Gateway         Gateway             `yaml:"gateway"` // Antler's own section
 
 	// Ignored lists, sorted, the top-level sections present in the file that
-	// Antler accepts but does not implement (memory, title, ...), including
+	// Antler accepts but does not implement (memory, summarization, ...), including
 	// the names in Unknown.
 	Ignored []string `yaml:"-"`
 	// Unknown lists, sorted, the top-level keys that are neither implemented
@@ -359,6 +360,7 @@ func Default() *Config {
 		ToolOutput:      defaultToolOutput(),
 		ReadBeforeWrite: ReadBeforeWrite{Enabled: true},
 		LoopDetection:   defaultLoopDetection(),
+		Title:           defaultTitle(),
 		Sandbox:         defaultSandbox(),
 		Skills:          defaultSkills(),
 		SkillScan:       SkillScan{Enabled: true},

@@ -70,7 +70,7 @@ func TestParseDeerFlowExample(t *testing.T) {
 		"agent_storage", "agents_api", "authorization", "channels", "guardrails",
 		"input_polish", "log_level", "logging", "max_recursion_limit", "mcp_tasks",
 		"memory", "run_events", "run_ownership", "safety_finish_reason", "scheduler",
-		"suggestions", "summarization", "title", "token_budget", "token_usage", "tool_progress",
+		"suggestions", "summarization", "token_budget", "token_usage", "tool_progress",
 	}
 	if diff := cmp.Diff(wantIgnored, c.Ignored); diff != "" {
 		t.Errorf("Ignored (-want +got):\n%s", diff)
@@ -326,6 +326,7 @@ func TestDefaults(t *testing.T) {
 		{"subagents.workers", c.Subagents.Workers, 3},
 		{"subagents.token_budget.max_tokens", c.Subagents.TokenBudget.MaxTokens, 2_000_000},
 		{"database.backend", c.Database.Backend, "sqlite"},
+		{"title", c.Title, Title{Enabled: true, MaxWords: 6, MaxChars: 60, PromptTemplate: DefaultTitlePrompt}},
 		{"uploads.max_file_size", c.Uploads.MaxFileSize, int64(52428800)},
 		{"host bash", c.IsHostBashAllowed(), false},
 	}
@@ -462,9 +463,9 @@ sandbox:
 }
 
 func TestIgnoredAndUnknownSections(t *testing.T) {
-	src := "memory:\n  enabled: true\n  token: $UNSET\nfuture_feature: {x: 1}\ntitle: null\nlog_level: debug\n"
+	src := "memory:\n  enabled: true\n  token: $UNSET\nfuture_feature: {x: 1}\nsummarization: null\nlog_level: debug\n"
 	c := mustParse(t, src, nil)
-	if diff := cmp.Diff([]string{"future_feature", "log_level", "memory", "title"}, c.Ignored); diff != "" {
+	if diff := cmp.Diff([]string{"future_feature", "log_level", "memory", "summarization"}, c.Ignored); diff != "" {
 		t.Errorf("Ignored (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"future_feature"}, c.Unknown); diff != "" {

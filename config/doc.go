@@ -7,7 +7,7 @@
 // set"). Sections Antler implements (models, tools, tool_search, sandbox,
 // skills, subagents, acp_agents, ...) reject unknown keys, except that extra
 // keys in models[] and tools[] entries are kept as provider options. Top-level
-// sections that only DeerFlow implements (memory, summarization, title, ...)
+// sections that only DeerFlow implements (memory, summarization, ...)
 // are accepted and listed in [Config.Ignored], so DeerFlow's own
 // config.example.yaml loads unchanged.
 //

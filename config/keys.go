@@ -32,7 +32,7 @@ func implementedSections() []string {
 	return []string{
 		"acp_agents", "config_version", "database", "gateway", "loop_detection", "models",
 		"read_before_write", "sandbox", "skill_evolution", "skill_scan", "skills",
-		"subagents", "tool_groups", "tool_output", "tool_search", "tools", "uploads",
+		"subagents", "title", "tool_groups", "tool_output", "tool_search", "tools", "uploads",
 	}
 }
 
@@ -45,7 +45,7 @@ func deerFlowSections() []string {
 		"guardrails", "input_polish", "llm_call", "log_level", "logging",
 		"max_recursion_limit", "mcp_tasks", "memory", "middlewares", "plugins",
 		"run_events", "run_ownership", "safety_finish_reason", "scheduler",
-		"stream_bridge", "suggestions", "summarization", "title", "token_budget",
+		"stream_bridge", "suggestions", "summarization", "token_budget",
 		"token_usage", "tool_progress", "tracing",
 	}
 }

@@ -32,6 +32,7 @@ func (p *parser) validate() {
 
 	p.validateToolOutput()
 	p.validateLoopDetection()
+	p.validateTitle()
 	p.validateSandbox()
 
 	if cp := c.Skills.ContainerPath; !strings.HasPrefix(cp, "/") {
