@@ -326,16 +326,15 @@ func buildIndex(tools []*tool.Tool, beside func()) *index {
 func buildIndexSplit(tools []*tool.Tool, m int, beside func()) *index {
 	n := len(tools)
 	ix := &index{
-		n:           n,
-		terms:       make(map[string]int32, 4096),
-		words:       make(map[string]int32, 4096),
-		nameTerms:   make([][]int32, n),
-		lowerNames:  make([]string, n),
-		server:      make([]int32, n),
-		descs:       make([]string, n),
-		names:       make([]string, n),
-		runIDs:      make(map[string]int32, 4096),
-		nameBigrams: make(map[uint64][]int32, n),
+		n:          n,
+		terms:      make(map[string]int32, 4096),
+		words:      make(map[string]int32, 4096),
+		nameTerms:  make([][]int32, n),
+		lowerNames: make([]string, n),
+		server:     make([]int32, n),
+		descs:      make([]string, n),
+		names:      make([]string, n),
+		runIDs:     make(map[string]int32, 4096),
 	}
 	a := &analyzer{ix: ix}
 	a.raw.init(1 << 14)
@@ -376,8 +375,9 @@ func buildIndexSplit(tools []*tool.Tool, m int, beside func()) *index {
 	}
 
 	names := make([]int32, 0, 8*n)
-	var pd []int32                 // parameter descriptions of the current document
-	var nameTerm, proseTerm []bool // by term id
+	bigrams := make([]nameBigram, 0, 4*n) // consecutive name terms, documents ascending
+	var pd []int32                        // parameter descriptions of the current document
+	var nameTerm, proseTerm []bool        // by term id
 	mark := func(set *[]bool, ids []int32) {
 		for _, id := range ids {
 			for int(id) >= len(*set) {
@@ -403,10 +403,7 @@ func buildIndexSplit(tools []*tool.Tool, m int, beside func()) *index {
 			if nt[i-1] == nt[i] {
 				continue
 			}
-			key := bigram(nt[i-1], nt[i])
-			if ps := ix.nameBigrams[key]; len(ps) == 0 || ps[len(ps)-1] != doc {
-				ix.nameBigrams[key] = append(ps, doc)
-			}
+			bigrams = append(bigrams, nameBigram{key: bigram(nt[i-1], nt[i]), doc: doc})
 		}
 		nameStart := len(names)
 		for _, id := range flat[off[len(off)-2]:] {
@@ -474,12 +471,13 @@ func buildIndexSplit(tools []*tool.Tool, m int, beside func()) *index {
 	}
 
 	<-done
-	// The analysis is over: the regex run index, the lexicon and the
-	// sorted terms are laid out beside the postings.
+	// The analysis is over: the regex run index, the name pairs, the
+	// lexicon and the sorted terms are laid out beside the postings.
 	tail := make(chan struct{})
 	go func() {
 		defer close(tail)
 		ix.runDocs = a.runDocs()
+		ix.nameBigrams = nameBigramIndex(bigrams, n)
 		ix.syn = buildSynonyms(&stemmer{cache: make(map[string]string)})
 		ix.sorted = slices.Clone(ix.termStr)
 		slices.Sort(ix.sorted)
@@ -526,6 +524,25 @@ func buildIndexSplit(tools []*tool.Tool, m int, beside func()) *index {
 	<-tail
 	<-besideDone
 	return ix
+}
+
+// nameBigram records that document doc's name holds the term pair key
+// (see bigram).
+type nameBigram struct {
+	key uint64
+	doc int32
+}
+
+// nameBigramIndex maps each term pair of pairs to its documents,
+// ascending; pairs are in document order.
+func nameBigramIndex(pairs []nameBigram, n int) map[uint64][]int32 {
+	out := make(map[uint64][]int32, n)
+	for _, p := range pairs {
+		if ps := out[p.key]; len(ps) == 0 || ps[len(ps)-1] != p.doc {
+			out[p.key] = append(ps, p.doc)
+		}
+	}
+	return out
 }
 
 // text returns "name description" of document d, what DeerFlow's regex
