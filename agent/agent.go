@@ -49,6 +49,9 @@ type Options struct {
 	MaxTokens   int
 	Temperature *float64
 	Thinking    bool
+	// Title sets the thread's title after its first exchange (see
+	// TitleOptions); nil sets none (subagents).
+	Title *TitleOptions
 	// Store persists threads, runs and a checkpoint after every step; nil
 	// keeps the state in memory only (Input.State is the starting state).
 	Store store.Store
@@ -78,6 +81,9 @@ func New(opts Options) (*Agent, error) {
 	opts.ToolConcurrency = cmp.Or(opts.ToolConcurrency, DefaultToolConcurrency)
 	if opts.MaxTurns < 0 || opts.ToolConcurrency < 0 {
 		return nil, errors.New("agent: MaxTurns and ToolConcurrency must not be negative")
+	}
+	if opts.Title != nil {
+		opts.Title = opts.Title.withDefaults()
 	}
 	a := &Agent{
 		opts:     opts,

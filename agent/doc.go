@@ -14,7 +14,9 @@
 // [ToolErrors] (failures and panics become error results with
 // deerflow_tool_meta), [DanglingToolCalls] (unanswered tool calls get
 // placeholder results before the next request) and [LoopDetector]
-// (repeated tool calls get a warning, then a forced stop).
+// (repeated tool calls get a warning, then a forced stop). [TitleOptions]
+// (Options.Title) titles a thread after its first exchange, DeerFlow's
+// TitleMiddleware.
 //
 // [Factory] builds DeerFlow's lead agent for a run: the custom agent by
 // name, the model with its fallback, the assembled tools with

@@ -23,7 +23,9 @@ const (
 	// EventToolEnd: a tool call ended (ToolCallID, Name, IsError,
 	// DurationMS, and the tool message in Message).
 	EventToolEnd EventType = "tool_end"
-	// EventState: the non-message part of a step's state update (Update).
+	// EventState: the non-message part of a step's state update (Update),
+	// with the tool call that made it (ToolCallID, Name), or Name
+	// TitleNode and no ToolCallID for the thread's automatic title.
 	EventState EventType = "state"
 	// The subagent events, emitted by the task tool.
 	EventTaskStarted   EventType = "task_started"

@@ -365,7 +365,7 @@ func (f *Factory) Build(ctx context.Context, req Request) (*Lead, error) {
 
 	opts := Options{Model: chat, Tools: ts.Tools(), ToolMiddlewares: toolMWs, ModelMiddlewares: modelMWs,
 		SystemPrompt: prompt, MaxTurns: f.opts.MaxTurns, ToolConcurrency: f.opts.ToolConcurrency,
-		Thinking: thinking, Store: f.opts.Store, Logger: f.logger}
+		Thinking: thinking, Store: f.opts.Store, Logger: f.logger, Title: f.title(ctx, cfg)}
 	if spec != nil {
 		opts.Temperature = spec.Temperature
 		if spec.MaxTokens != nil {
@@ -418,6 +418,26 @@ func (f *Factory) now() time.Time {
 		return f.opts.Now()
 	}
 	return time.Now()
+}
+
+// title returns the title options of the config's title section, nil
+// when it is disabled. A title model that cannot be built is logged and
+// left out, so titles fall back to the user's message, as DeerFlow falls
+// back when its title model fails.
+func (f *Factory) title(ctx context.Context, cfg *config.Config) *TitleOptions {
+	tc := cfg.Title
+	if !tc.Enabled {
+		return nil
+	}
+	o := &TitleOptions{MaxWords: tc.MaxWords, MaxChars: tc.MaxChars, PromptTemplate: tc.PromptTemplate}
+	if tc.ModelName != "" {
+		m, err := f.model(ctx, cfg, tc.ModelName)
+		if err != nil {
+			f.logger.Warn("cannot build the title model; titles use the fallback", "model", tc.ModelName, "err", err)
+		}
+		o.Model = m
+	}
+	return o
 }
 
 // addExtra binds one of the factory's extra built-ins, if it was given.

@@ -94,6 +94,8 @@ type runState struct {
 	parent string
 	turns  int
 	usage  model.Usage
+	// titleJob is the title model call, once started.
+	titleJob *titleJob
 }
 
 func (a *Agent) run(ctx context.Context, in Input, emit func(Event, error)) (*Outcome, error) {
@@ -106,6 +108,7 @@ func (a *Agent) run(ctx context.Context, in Input, emit func(Event, error)) (*Ou
 	r := &runState{a: a, in: in, emit: emit,
 		logger: a.logger.With("thread_id", in.ThreadID, "run_id", in.RunID)}
 	reason, err := r.loop(ctx)
+	r.endTitle(ctx, reason, err)
 	out := &Outcome{ThreadID: in.ThreadID, RunID: in.RunID, Reason: reason, Turns: r.turns, Usage: r.usage, State: r.state}
 	r.finish(ctx, reason, err)
 	if err != nil {
@@ -146,6 +149,7 @@ func (r *runState) loop(ctx context.Context) (StopReason, error) {
 		if err != nil {
 			return failure(ctx, err)
 		}
+		r.afterModel(ctx)
 		// The answer is saved before its tools run, as LangGraph
 		// checkpoints its model node.
 		if err := r.checkpoint(ctx, "loop"); err != nil {
@@ -164,6 +168,7 @@ func (r *runState) loop(ctx context.Context) (StopReason, error) {
 		if err != nil {
 			return failure(ctx, err)
 		}
+		r.takeTitle(false)
 		if err := r.checkpoint(ctx, "loop"); err != nil {
 			return failure(ctx, err)
 		}

@@ -358,6 +358,7 @@ func (m *watchedModel) Generate(ctx context.Context, req *model.Request) iter.Se
 //	tool_end <id> <name> [error]: <content>
 //	  meta <status>/<error_type>/<next action> (<source>)
 //	state <id> <name> <update JSON>
+//	state TitleMiddleware.after_model <update JSON>   the thread's title
 //	clarification <id> <name> <human_input JSON>
 //	error: <text>
 //	done: <reason> turns=<n>
@@ -461,6 +462,10 @@ func (tr *scenarioTranscript) event(ev agent.Event) {
 			tr.line("  meta %s", mustJSON(m.Meta))
 		}
 	case agent.EventState:
+		if ev.ToolCallID == "" { // the title
+			tr.line("state %s %s", ev.Name, mustJSON(ev.Update))
+			break
+		}
 		tr.line("state %s %s %s", ev.ToolCallID, ev.Name, mustJSON(ev.Update))
 	case agent.EventClarification:
 		tr.line("clarification %s %s %s", ev.ToolCallID, ev.Name, mustJSON(ev.Data))
