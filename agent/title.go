@@ -211,11 +211,16 @@ func isTitleUserMessage(m model.Message) bool {
 	return !reminder
 }
 
-// titleUserText is the text of the first user message the title counts.
+// uploadsBlockRE matches the uploaded-files block the gateway puts before
+// the user's text (DeerFlow's uploads middleware).
+var uploadsBlockRE = regexp.MustCompile(`(?s)^\s*<uploaded_files>.*?</uploaded_files>\s*`)
+
+// titleUserText is the text of the first user message the title counts,
+// without an uploaded-files block (DeerFlow titles with the block).
 func titleUserText(s *thread.State) string {
 	for _, m := range s.Messages {
 		if isTitleUserMessage(m) {
-			return messageText(m)
+			return uploadsBlockRE.ReplaceAllString(messageText(m), "")
 		}
 	}
 	return ""

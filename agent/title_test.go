@@ -186,6 +186,8 @@ func TestTitleCleanupAndFallback(t *testing.T) {
 		{name: "no model: ellipsis fits in a small max_chars", user: long, maxChars: 20, want: "Please plan a thr..."},
 		{name: "no model: trailing space trimmed before the ellipsis", user: "Please plan a three-week trip through Japan,       Korea", want: "Please plan a three-week trip through Japan,..."},
 		{name: "no model: empty message", user: "", want: agent.NewConversationTitle},
+		{name: "uploads block left out", user: "<uploaded_files>\nThe user uploaded these files:\n- a.txt (/mnt/user-data/uploads/a.txt)\n</uploaded_files>\n\nSummarise a.txt",
+			want: "Summarise a.txt"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
