@@ -185,7 +185,14 @@ func (r *run) handle(ev agent.Event) {
 		}
 	case agent.EventState:
 		if r.modes&modeUpdates != 0 && ev.Update != nil {
-			r.emit("updates", map[string]any{"tools": updateValues(ev.Update)})
+			// A tool's update comes from the tools node; the title
+			// from its own (agent.TitleNode), which the frontend
+			// renames the thread from.
+			node := "tools"
+			if ev.ToolCallID == "" && ev.Name != "" {
+				node = ev.Name
+			}
+			r.emit("updates", map[string]any{node: updateValues(ev.Update)})
 		}
 	case agent.EventToolStart, agent.EventClarification:
 		// The tool message (with the clarification artifact) follows in
