@@ -35,6 +35,7 @@ type jsonEvent struct {
 	Error   string         `json:"error"`
 	Message *model.Message `json:"message"`
 	Data    map[string]any `json:"data"`
+	Update  map[string]any `json:"update"`
 }
 
 func parseEvents(t *testing.T, out string) []jsonEvent {
@@ -75,11 +76,16 @@ func TestRunJSONToolCallThenAnswer(t *testing.T) {
 	}
 	evs := parseEvents(t, out)
 	got := eventTypes(evs)
-	if !strings.HasPrefix(got, "message tool_start tool_end message_delta") || !strings.HasSuffix(got, "message done") {
+	// The first answer titles the thread (a state event, before the
+	// answer's tools run).
+	if !strings.HasPrefix(got, "message state tool_start tool_end message_delta") || !strings.HasSuffix(got, "message done") {
 		t.Fatalf("events: %s", got)
 	}
-	if evs[2].Message == nil || !strings.Contains(evs[2].Message.Content, `"x":1`) {
-		t.Errorf("tool_end = %+v", evs[2])
+	if ev := evs[1]; ev.Name != "TitleMiddleware.after_model" || ev.Update["title"] != "hello" {
+		t.Errorf("title event = %+v", ev)
+	}
+	if evs[3].Message == nil || !strings.Contains(evs[3].Message.Content, `"x":1`) {
+		t.Errorf("tool_end = %+v", evs[3])
 	}
 	if last := evs[len(evs)-1]; last.Reason != "completed" {
 		t.Errorf("done = %+v", last)
