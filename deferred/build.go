@@ -2,6 +2,7 @@ package deferred
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -93,41 +94,17 @@ func (a *analyzer) terms(dst []int32, s string, doc int32) []int32 {
 }
 
 func analyse[T text](a *analyzer, dst []int32, s T, doc int32) []int32 {
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf && !asciiAlnum[c] {
-			i++
-			continue
+	for i := 0; ; {
+		start, end := nextRun(s, i)
+		if start == len(s) {
+			return dst
 		}
-		if c >= utf8.RuneSelf {
-			if r, size := decodeRune(s[i:]); !isWordRune(r) {
-				i += size
-				continue
-			}
-		}
-		// A run of letters and digits.
-		start, ascii := i, true
-		for i < len(s) {
-			c := s[i]
-			if c < utf8.RuneSelf {
-				if !asciiAlnum[c] {
-					break
-				}
-				i++
-				continue
-			}
-			r, size := decodeRune(s[i:])
-			if !isWordRune(r) {
-				break
-			}
-			ascii = false
-			i += size
-		}
-		run := s[start:i]
-		prefix, h := hashRunAt(s, start, i)
+		i = end
+		run := s[start:end]
+		prefix, h := hashRunAt(s, start, end)
 		ri, ok := get(&a.raw, run, prefix, h)
 		if !ok {
-			if ascii {
+			if isASCIIText(run) {
 				ri = analyseASCIIRun(a, run)
 			} else {
 				ri = a.analyseRun(string(run))
@@ -144,7 +121,79 @@ func analyse[T text](a *analyzer, dst []int32, s T, doc int32) []int32 {
 		}
 		dst = append(dst, a.runData[ri.start:ri.end]...)
 	}
-	return dst
+}
+
+// nextRun returns the bounds of the first letter/digit run of s at or
+// after i; start is len(s) when there is none.
+func nextRun[T text](s T, i int) (start, end int) {
+	for i < len(s) {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if asciiAlnum[c] {
+				break
+			}
+			i++
+			continue
+		}
+		r, size := decodeRune(s[i:])
+		if isWordRune(r) {
+			break
+		}
+		i += size
+	}
+	start = i
+	// Eight ASCII bytes at a time while they are all letters and digits.
+	for i+8 <= len(s) {
+		m := alnumMask(load64(s, i))
+		if m == 0 {
+			i += 8
+			continue
+		}
+		i += bits.TrailingZeros64(m) / 8
+		if s[i] < utf8.RuneSelf {
+			return start, i
+		}
+		break
+	}
+	for i < len(s) {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if !asciiAlnum[c] {
+				break
+			}
+			i++
+			continue
+		}
+		r, size := decodeRune(s[i:])
+		if !isWordRune(r) {
+			break
+		}
+		i += size
+	}
+	return start, i
+}
+
+// alnumMask returns 0x80 in each byte of x that is not an ASCII letter
+// or digit (any byte ≥ 0x80 included), 0 in the others.
+func alnumMask(x uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	// For a byte b < 0x80, b + 0x80 - lo has its high bit set iff b ≥ lo,
+	// and b + 0x7f - hi iff b > hi; no sum carries into the next byte.
+	in := func(x uint64, lo, hi uint64) uint64 {
+		return (x + (0x80-lo)*ones) &^ (x + (0x7f-hi)*ones)
+	}
+	low := x &^ highs
+	alnum := in(low, '0', '9') | in(low|0x20*ones, 'a', 'z')
+	return (^alnum | x) & highs
+}
+
+func isASCIIText[T text](s T) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 func decodeRune[T text](s T) (rune, int) {

@@ -2,7 +2,6 @@ package deferred
 
 import (
 	"runtime"
-	"unicode/utf8"
 
 	"github.com/antlerhq/antler/tool"
 )
@@ -141,43 +140,6 @@ func intern[T text](p *rawPart, dst []int32, s T) []int32 {
 		}
 		dst = append(dst, ri.runs)
 	}
-}
-
-// nextRun returns the bounds of the first letter/digit run of s at or
-// after i; start is len(s) when there is none.
-func nextRun[T text](s T, i int) (start, end int) {
-	for i < len(s) {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if asciiAlnum[c] {
-				break
-			}
-			i++
-			continue
-		}
-		r, size := decodeRune(s[i:])
-		if isWordRune(r) {
-			break
-		}
-		i += size
-	}
-	start = i
-	for i < len(s) {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if !asciiAlnum[c] {
-				break
-			}
-			i++
-			continue
-		}
-		r, size := decodeRune(s[i:])
-		if !isWordRune(r) {
-			break
-		}
-		i += size
-	}
-	return start, i
 }
 
 // merge analyses the runs of p that the analyser has not met, in p's

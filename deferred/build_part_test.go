@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -101,6 +102,28 @@ func TestHashRunAt(t *testing.T) {
 			}
 			if p, h := hashRunAt([]byte(s), i, j); p != wp || h != wh {
 				t.Errorf("hashRunAt([]byte(s), %d, %d) = %x, %x; want %x, %x", i, j, p, h, wp, wh)
+			}
+		}
+	}
+}
+
+// TestAlnumMask checks the word-at-a-time letter/digit test against the
+// byte table, for every byte value in every position.
+func TestAlnumMask(t *testing.T) {
+	for c := range 256 {
+		for pos := range 8 {
+			var b [8]byte
+			for i := range b {
+				b[i] = 'a'
+			}
+			b[pos] = byte(c)
+			got := alnumMask(load64(b[:], 0))
+			var want uint64
+			if c >= utf8.RuneSelf || !asciiAlnum[c] {
+				want = 0x80 << (8 * pos)
+			}
+			if got != want {
+				t.Errorf("alnumMask with %#x at %d = %#x, want %#x", c, pos, got, want)
 			}
 		}
 	}
