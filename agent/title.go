@@ -73,6 +73,7 @@ func (o TitleOptions) withDefaults() *TitleOptions {
 type titleJob struct {
 	done  chan struct{}
 	title string // written before done is closed
+	taken bool   // the run goroutine has applied it
 }
 
 // afterModel starts the title after a model answer when the thread needs
@@ -128,7 +129,7 @@ func generateTitle(ctx context.Context, o *TitleOptions, prompt string, logger *
 // context). It reports whether the state changed.
 func (r *runState) takeTitle(wait bool) bool {
 	job := r.titleJob
-	if job == nil || job.done == nil {
+	if job == nil || job.taken {
 		return false
 	}
 	if wait {
@@ -140,7 +141,7 @@ func (r *runState) takeTitle(wait bool) bool {
 			return false
 		}
 	}
-	job.done = nil // taken
+	job.taken = true
 	if r.state.Title != "" {
 		return false
 	}
