@@ -22,8 +22,9 @@
 //
 // Ranked search ([Catalog.Search]) is BM25F over the tool name, server,
 // description and parameter names and descriptions, with identifier
-// splitting (camelCase, snake_case, kebab-case) and decompounding of
-// name identifiers against the catalogue's own words, Snowball stemming,
+// splitting (camelCase, snake_case, kebab-case; CJK text as character
+// bigrams) and decompounding of name identifiers against the catalogue's
+// own words, Snowball stemming,
 // stop words, a small hand-written lexicon of software and everyday
 // synonyms (lexicon.txt) and WordNet's derivationally related forms
 // (derivations.txt) — a query word scores its best form, never the sum

@@ -9,7 +9,8 @@ import (
 
 // TestRankingSignals checks one query per ranking signal: the name
 // phrase bonus, lexicon synonyms with the path → file term and the lead
-// sentence, decompounded name identifiers, and WordNet derivations.
+// sentence, decompounded name identifiers, WordNet derivations, and
+// Chinese text matched by character bigrams.
 func TestRankingSignals(t *testing.T) {
 	c := NewCatalog([]*tool.Tool{
 		fakeTool("charts", "charts_chart_bar_colors", "Set the colours of a chart's bars.", nil),
@@ -20,6 +21,8 @@ func TestRankingSignals(t *testing.T) {
 		fakeTool("other", "other_search", "Search the data of the gov archive.", nil),
 		fakeTool("money", "money_rates", "Latest exchange rates of each currency against a base currency.", nil),
 		fakeTool("money", "money_convert", "Convert an amount between currencies.", nil),
+		fakeTool("bing", "bing_search", "使用必应搜索指定的关键词，并返回搜索结果列表", nil),
+		fakeTool("news", "news_hot", "获取今日热点新闻榜单", nil),
 	})
 	tests := []struct {
 		name, query, want string
@@ -28,6 +31,8 @@ func TestRankingSignals(t *testing.T) {
 		{"synonym and path: save → write, /root/x.md → file", "save it to /root/out/report.md", "fs_write_file"},
 		{"decompounded name", "gov data packages", "datagov_package_search"},
 		{"derivation: conversion → convert", "currency conversion", "money_convert"},
+		{"Chinese bigrams: a query without spaces", "帮我搜索关键词", "bing_search"},
+		{"Chinese bigrams: another wording", "今天有什么热点新闻", "news_hot"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -12,11 +12,21 @@ import (
 // of letters and digits; a run is further split at identifier boundaries
 // (getFileInfo → get, file, info; HTMLParser → html, parser), so that
 // camelCase, snake_case and kebab-case names share words with prose.
+// Chinese, Japanese and Korean text, written without spaces between
+// words, is split from its neighbours and emitted as overlapping
+// bigrams of characters (搜索结果 → 搜索, 索结, 结果; a lone character
+// as itself), the usual way to index it without a dictionary: a query
+// and a description that share a two-character word then share a term.
 func splitWords(s string, emit func(word string)) {
 	start := -1 // start of the current run of letters/digits
 	var prev, prevPrev rune
+	cjk := false // the current run is CJK text
 	flush := func(end int) {
-		if start >= 0 && end > start {
+		switch {
+		case start < 0 || end <= start:
+		case cjk:
+			emitBigrams(s[start:end], emit)
+		default:
 			emit(lowerASCII(s[start:end]))
 		}
 		start = -1
@@ -27,9 +37,14 @@ func splitWords(s string, emit func(word string)) {
 			prev, prevPrev = 0, 0
 			continue
 		}
+		c := isCJK(r)
 		if start < 0 {
-			start = i
-		} else if isHan(r) {
+			start, cjk = i, c
+		} else if c != cjk {
+			// 用GitHub搜索: the script changes, so does the word.
+			flush(i)
+			start, cjk = i, c
+		} else if c {
 			// Uncased: no identifier boundary.
 		} else if unicode.IsUpper(r) && unicode.IsLower(prev) {
 			// fooBar: split before B.
@@ -44,6 +59,25 @@ func splitWords(s string, emit func(word string)) {
 		prevPrev, prev = prev, r
 	}
 	flush(len(s))
+}
+
+// emitBigrams emits the overlapping two-character pieces of CJK text w,
+// or w itself when it is one character.
+func emitBigrams(w string, emit func(string)) {
+	_, first := utf8.DecodeRuneInString(w)
+	if first == len(w) {
+		emit(w)
+		return
+	}
+	for i := 0; i < len(w); {
+		_, n := utf8.DecodeRuneInString(w[i:])
+		if i+n >= len(w) {
+			return
+		}
+		_, m := utf8.DecodeRuneInString(w[i+n:])
+		emit(w[i : i+n+m])
+		i += n
+	}
 }
 
 // lowerASCII lowercases s, avoiding an allocation when it already is.
@@ -125,13 +159,28 @@ func (s *stemmer) terms(dst []string, text string) []string {
 }
 
 // isWordRune reports whether r is a letter or digit, with a fast path for
-// ASCII and the CJK ideographs common in tool descriptions.
+// ASCII and the CJK characters common in tool descriptions.
 func isWordRune(r rune) bool {
 	if 0 <= r && r < utf8.RuneSelf {
 		return asciiAlnum[r]
 	}
-	return isHan(r) || unicode.IsLetter(r) || unicode.IsDigit(r)
+	return isCJK(r) || unicode.IsLetter(r) || unicode.IsDigit(r)
 }
 
-// isHan reports whether r is a CJK Unified Ideograph (basic block).
-func isHan(r rune) bool { return 0x4E00 <= r && r <= 0x9FFF }
+// isCJK reports whether r is a character of the scripts written without
+// spaces between words that splitWords cuts into bigrams: CJK ideographs
+// (the unified block, extension A and the compatibility block), hiragana,
+// katakana and Hangul syllables.
+func isCJK(r rune) bool {
+	switch {
+	case r < 0x3040:
+		return false
+	case r <= 0x30FF: // hiragana, katakana
+		return true
+	case 0x3400 <= r && r <= 0x4DBF, 0x4E00 <= r && r <= 0x9FFF, 0xF900 <= r && r <= 0xFAFF:
+		return true
+	case 0xAC00 <= r && r <= 0xD7AF:
+		return true
+	}
+	return false
+}
