@@ -111,16 +111,22 @@ func analyse[T text](a *analyzer, dst []int32, s T, doc int32) []int32 {
 			}
 			put(&a.raw, run, prefix, h, ri)
 		}
-		if doc >= 0 {
-			for _, id := range a.runData[ri.runs:ri.start] {
-				if a.runLast[id] != doc {
-					a.runLast[id] = doc
-					a.record(runOcc{run: id, doc: doc})
-				}
+		dst = a.use(dst, ri, doc)
+	}
+}
+
+// use appends the term ids of an analysed run to dst and, when doc ≥ 0,
+// records its regex-index runs for doc (once per document).
+func (a *analyzer) use(dst []int32, ri rawRun, doc int32) []int32 {
+	if doc >= 0 {
+		for _, id := range a.runData[ri.runs:ri.start] {
+			if a.runLast[id] != doc {
+				a.runLast[id] = doc
+				a.record(runOcc{run: id, doc: doc})
 			}
 		}
-		dst = append(dst, a.runData[ri.start:ri.end]...)
 	}
+	return append(dst, a.runData[ri.start:ri.end]...)
 }
 
 // nextRun returns the bounds of the first letter/digit run of s at or

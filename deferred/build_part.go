@@ -167,16 +167,7 @@ func (a *analyzer) merge(p *rawPart) []rawRun {
 // regex-index runs for doc.
 func (a *analyzer) replay(dst []int32, nums []int32, rr []rawRun, doc int32) []int32 {
 	for _, num := range nums {
-		ri := rr[num]
-		if doc >= 0 {
-			for _, id := range a.runData[ri.runs:ri.start] {
-				if a.runLast[id] != doc {
-					a.runLast[id] = doc
-					a.record(runOcc{run: id, doc: doc})
-				}
-			}
-		}
-		dst = append(dst, a.runData[ri.start:ri.end]...)
+		dst = a.use(dst, rr[num], doc)
 	}
 	return dst
 }
