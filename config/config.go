@@ -32,6 +32,7 @@ type Config struct {
 	ReadBeforeWrite ReadBeforeWrite     `yaml:"read_before_write"`
 	LoopDetection   LoopDetection       `yaml:"loop_detection"`
 	Title           Title               `yaml:"title"`
+	Summarization   Summarization       `yaml:"summarization"`
 	Sandbox         Sandbox             `yaml:"sandbox"`
 	Skills          Skills              `yaml:"skills"`
 	SkillScan       SkillScan           `yaml:"skill_scan"`
@@ -43,7 +44,7 @@ type Config struct {
 	Gateway         Gateway             `yaml:"gateway"` // Antler's own section
 
 	// Ignored lists, sorted, the top-level sections present in the file that
-	// Antler accepts but does not implement (memory, summarization, ...), including
+	// Antler accepts but does not implement (memory, guardrails, ...), including
 	// the names in Unknown.
 	Ignored []string `yaml:"-"`
 	// Unknown lists, sorted, the top-level keys that are neither implemented
@@ -361,6 +362,7 @@ func Default() *Config {
 		ReadBeforeWrite: ReadBeforeWrite{Enabled: true},
 		LoopDetection:   defaultLoopDetection(),
 		Title:           defaultTitle(),
+		Summarization:   defaultSummarization(),
 		Sandbox:         defaultSandbox(),
 		Skills:          defaultSkills(),
 		SkillScan:       SkillScan{Enabled: true},

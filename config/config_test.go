@@ -70,7 +70,7 @@ func TestParseDeerFlowExample(t *testing.T) {
 		"agent_storage", "agents_api", "authorization", "channels", "guardrails",
 		"input_polish", "log_level", "logging", "max_recursion_limit", "mcp_tasks",
 		"memory", "run_events", "run_ownership", "safety_finish_reason", "scheduler",
-		"suggestions", "summarization", "token_budget", "token_usage", "tool_progress",
+		"suggestions", "token_budget", "token_usage", "tool_progress",
 	}
 	if diff := cmp.Diff(wantIgnored, c.Ignored); diff != "" {
 		t.Errorf("Ignored (-want +got):\n%s", diff)
@@ -463,9 +463,9 @@ sandbox:
 }
 
 func TestIgnoredAndUnknownSections(t *testing.T) {
-	src := "memory:\n  enabled: true\n  token: $UNSET\nfuture_feature: {x: 1}\nsummarization: null\nlog_level: debug\n"
+	src := "memory:\n  enabled: true\n  token: $UNSET\nfuture_feature: {x: 1}\nguardrails: null\nlog_level: debug\n"
 	c := mustParse(t, src, nil)
-	if diff := cmp.Diff([]string{"future_feature", "log_level", "memory", "summarization"}, c.Ignored); diff != "" {
+	if diff := cmp.Diff([]string{"future_feature", "guardrails", "log_level", "memory"}, c.Ignored); diff != "" {
 		t.Errorf("Ignored (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"future_feature"}, c.Unknown); diff != "" {

@@ -32,7 +32,7 @@ func implementedSections() []string {
 	return []string{
 		"acp_agents", "config_version", "database", "gateway", "loop_detection", "models",
 		"read_before_write", "sandbox", "skill_evolution", "skill_scan", "skills",
-		"subagents", "title", "tool_groups", "tool_output", "tool_search", "tools", "uploads",
+		"subagents", "summarization", "title", "tool_groups", "tool_output", "tool_search", "tools", "uploads",
 	}
 }
 
@@ -45,7 +45,7 @@ func deerFlowSections() []string {
 		"guardrails", "input_polish", "llm_call", "log_level", "logging",
 		"max_recursion_limit", "mcp_tasks", "memory", "middlewares", "plugins",
 		"run_events", "run_ownership", "safety_finish_reason", "scheduler",
-		"stream_bridge", "suggestions", "summarization", "token_budget",
+		"stream_bridge", "suggestions", "token_budget",
 		"token_usage", "tool_progress", "tracing",
 	}
 }
@@ -119,6 +119,9 @@ func (p *parser) checkKeys(n *yaml.Node, t reflect.Type, path string) {
 					p.errorf(k.Line, child, "unknown key %q%s", k.Value, knownHint(fields))
 				}
 			}
+		case reflect.Slice:
+			// A single mapping where a list is accepted (ContextSizes).
+			p.checkKeys(n, t.Elem(), path)
 		case reflect.Map:
 			for i := 0; i+1 < len(n.Content); i += 2 {
 				k, v := n.Content[i], n.Content[i+1]

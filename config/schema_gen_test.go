@@ -95,6 +95,7 @@ func configSchema() ([]byte, error) {
 	setDefaults(def, "yaml", def(reflect.TypeFor[CustomSubagent]()), reflect.ValueOf(defaultCustomSubagent()), false)
 	setDefaults(def, "yaml", def(reflect.TypeFor[ACPAgent]()), reflect.ValueOf(defaultACPAgent()), false)
 	nullable(root)
+	summarizationSchema(defs)
 
 	root["title"] = "Antler config.yaml"
 	root["description"] = "DeerFlow-compatible config.yaml as Antler reads it. Generated from the Go types of package " +
@@ -376,4 +377,29 @@ func nullable(root object) {
 			}
 		}
 	}
+}
+
+// summarizationSchema follows what the decoder accepts for thresholds: a
+// ContextSize needs both keys (the defaults belong to keep, not to every
+// threshold), and trigger is one mapping or a list of them.
+func summarizationSchema(defs object) {
+	cs := defs["ContextSize"].(object)
+	props := properties(cs)
+	typ, val := props["type"].(object), props["value"].(object)
+	delete(typ, "default")
+	delete(val, "default")
+	typ["type"], typ["enum"] = "string", []any{ContextFraction, ContextTokens, ContextMessages}
+	val["type"], val["exclusiveMinimum"] = "number", 0
+	cs["required"] = []string{"type", "value"}
+	cs["type"] = "object"
+	ref := object{"$ref": "#/$defs/ContextSize"}
+	list := defs["ContextSizes"].(object)
+	defs["ContextSizes"] = object{
+		"description": list["description"],
+		"anyOf":       []any{ref, object{"type": "array", "items": ref}, object{"type": "null"}},
+	}
+	s := properties(defs["Summarization"].(object))
+	s["keep"].(object)["default"] = object{"type": ContextMessages, "value": DefaultSummaryKeepMessages}
+	s["trim_tokens_to_summarize"].(object)["default"] = DefaultSummaryTrimTokens
+	s["trim_tokens_to_summarize"].(object)["minimum"] = 1
 }

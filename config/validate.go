@@ -33,6 +33,7 @@ func (p *parser) validate() {
 	p.validateToolOutput()
 	p.validateLoopDetection()
 	p.validateTitle()
+	p.validateSummarization()
 	p.validateSandbox()
 
 	if cp := c.Skills.ContainerPath; !strings.HasPrefix(cp, "/") {
