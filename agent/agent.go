@@ -52,6 +52,9 @@ type Options struct {
 	// Title sets the thread's title after its first exchange (see
 	// TitleOptions); nil sets none (subagents).
 	Title *TitleOptions
+	// Summarization summarises long threads before a model call (see
+	// SummarizationOptions); nil never does.
+	Summarization *SummarizationOptions
 	// Store persists threads, runs and a checkpoint after every step; nil
 	// keeps the state in memory only (Input.State is the starting state).
 	Store store.Store
@@ -70,6 +73,8 @@ type Agent struct {
 	defs     []model.ToolDefinition
 	names    []string // bound tool names, in bound order
 	joined   string   // "a, b, c" for the invalid-tool message
+	// summarizer compacts long threads; nil without Options.Summarization.
+	summarizer *summarizer
 }
 
 // New checks opts and returns an Agent.
@@ -91,6 +96,9 @@ func New(opts Options) (*Agent, error) {
 		tools:    make(map[string]*tool.Tool, len(opts.Tools)),
 		handlers: make(map[string]tool.Handler, len(opts.Tools)),
 		defs:     make([]model.ToolDefinition, 0, len(opts.Tools)),
+	}
+	if opts.Summarization != nil {
+		a.summarizer = &summarizer{o: opts.Summarization.withDefaults(), run: opts.Model}
 	}
 	if a.logger == nil {
 		a.logger = slog.New(slog.DiscardHandler)

@@ -16,7 +16,10 @@
 // placeholder results before the next request) and [LoopDetector]
 // (repeated tool calls get a warning, then a forced stop). [TitleOptions]
 // (Options.Title) titles a thread after its first exchange, DeerFlow's
-// TitleMiddleware.
+// TitleMiddleware. [SummarizationOptions] (Options.Summarization)
+// summarises the older messages of a long thread into its summary_text
+// before a model call, DeerFlow's summarization middleware; [Agent.Compact]
+// does it on request.
 //
 // [Factory] builds DeerFlow's lead agent for a run: the custom agent by
 // name, the model with its fallback, the assembled tools with

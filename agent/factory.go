@@ -365,7 +365,8 @@ func (f *Factory) Build(ctx context.Context, req Request) (*Lead, error) {
 
 	opts := Options{Model: chat, Tools: ts.Tools(), ToolMiddlewares: toolMWs, ModelMiddlewares: modelMWs,
 		SystemPrompt: prompt, MaxTurns: f.opts.MaxTurns, ToolConcurrency: f.opts.ToolConcurrency,
-		Thinking: thinking, Store: f.opts.Store, Logger: f.logger, Title: f.title(ctx, cfg)}
+		Thinking: thinking, Store: f.opts.Store, Logger: f.logger, Title: f.title(ctx, cfg),
+		Summarization: f.Summarization(ctx, cfg, mcfg)}
 	if spec != nil {
 		opts.Temperature = spec.Temperature
 		if spec.MaxTokens != nil {
@@ -438,6 +439,61 @@ func (f *Factory) title(ctx context.Context, cfg *config.Config) *TitleOptions {
 		o.Model = m
 	}
 	return o
+}
+
+// Summarization returns the options of the config's summarization section
+// for a run on the model runModel, nil when it is disabled: model_name's
+// model writes summaries (the run's model when it is null, or cannot be
+// built, or fails), and runModel's context_window sizes fraction
+// thresholds.
+func (f *Factory) Summarization(ctx context.Context, cfg *config.Config, runModel *config.Model) *SummarizationOptions {
+	sc := cfg.Summarization
+	if !sc.Enabled {
+		return nil
+	}
+	var summary model.ChatModel
+	if sc.ModelName != "" && (runModel == nil || sc.ModelName != runModel.Name) {
+		m, err := f.model(ctx, cfg, sc.ModelName)
+		if err != nil {
+			f.logger.Warn("cannot build the summary model; summaries use the run's model", "model", sc.ModelName, "err", err)
+		}
+		summary = m
+	}
+	window := 0
+	if runModel != nil {
+		window = runModel.ContextWindow()
+	}
+	return SummarizationFromConfig(sc, summary, window)
+}
+
+// Compact summarises a stored thread's older messages now (POST
+// /api/threads/{id}/compact): the run model is resolved as for a run
+// (req.ModelName, then the custom agent's model, then the default), and
+// the result is saved as the thread's next checkpoint. See Agent.Compact.
+func (f *Factory) Compact(ctx context.Context, req Request, force bool) (*CompactResult, error) {
+	cfg := f.opts.Config
+	if !cfg.Summarization.Enabled {
+		return nil, ErrCompactionDisabled
+	}
+	requested := req.ModelName
+	if requested == "" && req.AgentName != "" && f.opts.Agents != nil {
+		if spec, err := f.opts.Agents.LoadAgent(ctx, req.UserID, req.AgentName); err == nil {
+			requested = spec.Model
+		}
+	}
+	mcfg, err := ResolveModel(cfg, requested, f.logger)
+	if err != nil {
+		return nil, err
+	}
+	chat, err := f.model(ctx, cfg, mcfg.Name)
+	if err != nil {
+		return nil, err
+	}
+	a, err := New(Options{Model: chat, Store: f.opts.Store, Logger: f.logger, Summarization: f.Summarization(ctx, cfg, mcfg)})
+	if err != nil {
+		return nil, err
+	}
+	return a.Compact(ctx, req.ThreadID, force)
 }
 
 // addExtra binds one of the factory's extra built-ins, if it was given.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/antlerhq/antler/model"
@@ -142,6 +143,9 @@ func (r *runState) loop(ctx context.Context) (StopReason, error) {
 			return StopMaxTurns, nil
 		}
 		if err := ctx.Err(); err != nil {
+			return failure(ctx, err)
+		}
+		if err := r.summarizeBeforeModel(ctx); err != nil {
 			return failure(ctx, err)
 		}
 		r.turns++
@@ -295,9 +299,17 @@ func (r *runState) callModel(ctx context.Context, call *tool.ModelCall) (*model.
 // the answer to the state.
 func (r *runState) modelStep(ctx context.Context, h tool.ModelHandler) (model.Message, error) {
 	o := &r.a.opts
-	msgs := make([]model.Message, 0, len(r.state.Messages)+1)
-	if o.SystemPrompt != "" {
-		msgs = append(msgs, model.SystemText(o.SystemPrompt))
+	msgs := make([]model.Message, 0, len(r.state.Messages)+2)
+	system := o.SystemPrompt
+	if r.state.SummaryText != "" {
+		// The thread's summary goes to the model as hidden context data.
+		system = strings.TrimPrefix(system+"\n\n"+durableAuthority, "\n\n")
+	}
+	if system != "" {
+		msgs = append(msgs, model.SystemText(system))
+	}
+	if r.state.SummaryText != "" {
+		msgs = append(msgs, summaryContext(r.state.SummaryText))
 	}
 	msgs = append(msgs, r.state.Messages...)
 	req := &model.Request{Messages: msgs, Tools: r.a.defs, MaxTokens: o.MaxTokens, Temperature: o.Temperature, Thinking: o.Thinking}
