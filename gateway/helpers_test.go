@@ -78,6 +78,8 @@ type envOptions struct {
 	model  model.ChatModel
 	tokens []config.GatewayToken
 	mcp    toolset.MCPSource
+	// config is appended to testConfig (more sections).
+	config string
 	// extensions is the initial extensions_config.json ("" for none).
 	extensions string
 	// dial, when set, serves MCP servers in memory through a real
@@ -90,7 +92,7 @@ type envOptions struct {
 func newEnv(t *testing.T, o envOptions) *env {
 	t.Helper()
 	home := t.TempDir()
-	cfg, err := config.Parse(filepath.Join(home, "config.yaml"), []byte(testConfig), nil)
+	cfg, err := config.Parse(filepath.Join(home, "config.yaml"), []byte(testConfig+o.config), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

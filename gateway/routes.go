@@ -23,6 +23,7 @@ func (s *Server) routes() http.Handler {
 	h("GET /api/threads/{tid}/state", s.getState)
 	h("POST /api/threads/{tid}/state", s.updateState)
 	h("GET /api/threads/{tid}/messages/page", s.messagesPage)
+	h("POST /api/threads/{tid}/compact", s.compactThread)
 
 	// Runs, streamed as SSE.
 	h("POST /api/threads/{tid}/runs/stream", s.streamRun)
