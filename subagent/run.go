@@ -70,7 +70,7 @@ func (x *Executor) execute(ctx context.Context, e *execution, typ Type, req buil
 	a, err := agent.New(agent.Options{
 		Model: chat, Tools: tools, ToolMiddlewares: toolMWs, ModelMiddlewares: modelMWs,
 		SystemPrompt: prompt, MaxTurns: typ.MaxTurns, ToolConcurrency: x.opts.ToolConcurrency,
-		Logger: log,
+		Logger: log, Summarization: x.summarization(ctx, e.modelName, log),
 	})
 	if err != nil {
 		return failed("%v", err)
@@ -187,4 +187,28 @@ func joinSections(a, b string) string {
 		return a
 	}
 	return a + "\n\n" + b
+}
+
+// summarization returns the summarization options of a subagent run on
+// the model runModel, as DeerFlow's subagent chain installs them (with no
+// memory flush, which Antler does not have): summaries by
+// summarization.model_name, else by the subagent's own model.
+func (x *Executor) summarization(ctx context.Context, runModel string, log *slog.Logger) *agent.SummarizationOptions {
+	sc := x.cfg.Summarization
+	if !sc.Enabled {
+		return nil
+	}
+	var summary model.ChatModel
+	if sc.ModelName != "" && sc.ModelName != runModel {
+		m, err := x.model(ctx, sc.ModelName)
+		if err != nil {
+			log.Warn("cannot build the summary model; summaries use the subagent's model", "model", sc.ModelName, "err", err)
+		}
+		summary = m
+	}
+	window := 0
+	if m, ok := x.cfg.Model(runModel); ok {
+		window = m.ContextWindow()
+	}
+	return agent.SummarizationFromConfig(sc, summary, window)
 }
