@@ -462,11 +462,11 @@ func (tr *scenarioTranscript) event(ev agent.Event) {
 			tr.line("  meta %s", mustJSON(m.Meta))
 		}
 	case agent.EventState:
-		if ev.ToolCallID == "" { // the title
-			tr.line("state %s %s", ev.Name, mustJSON(ev.Update))
+		if ev.ToolCallID == "" { // the title, a summarization
+			tr.line("state %s %s", ev.Name, mustJSON(stableUpdate(ev.Update)))
 			break
 		}
-		tr.line("state %s %s %s", ev.ToolCallID, ev.Name, mustJSON(ev.Update))
+		tr.line("state %s %s %s", ev.ToolCallID, ev.Name, mustJSON(stableUpdate(ev.Update)))
 	case agent.EventClarification:
 		tr.line("clarification %s %s %s", ev.ToolCallID, ev.Name, mustJSON(ev.Data))
 	case agent.EventError:
@@ -476,6 +476,24 @@ func (tr *scenarioTranscript) event(ev agent.Event) {
 	default:
 		tr.line("%s %s %s %s", ev.Type, ev.ToolCallID, ev.Name, mustJSON(ev.Data))
 	}
+}
+
+// stableUpdate is u with the messages' ids (but the remove-all marker's)
+// and token usage left out, as elsewhere in transcripts.
+func stableUpdate(u *thread.Update) *thread.Update {
+	if u == nil || len(u.Messages) == 0 {
+		return u
+	}
+	c := *u
+	c.Messages = make([]model.Message, len(u.Messages))
+	for i, m := range u.Messages {
+		if m.ID != model.RemoveAllID {
+			m.ID = ""
+		}
+		m.Usage = nil
+		c.Messages[i] = m
+	}
+	return &c
 }
 
 // flush writes the pending tool events, grouped by call in call order.
