@@ -44,8 +44,13 @@ func eachDerivation(stem string, fn func(string)) {
 	if i == len(lines) || key(i) != stem {
 		return
 	}
-	for _, f := range strings.Fields(lineAt(lines[i]))[1:] {
-		fn(f)
+	_, rest, _ := strings.Cut(lineAt(lines[i]), " ")
+	for rest != "" {
+		var f string
+		f, rest, _ = strings.Cut(rest, " ")
+		if f != "" {
+			fn(f)
+		}
 	}
 }
 
