@@ -16,10 +16,12 @@ const (
 )
 
 // messagesPage is GET /api/threads/{tid}/messages/page[?before_seq=N&limit=L]:
-// the newest state's messages as rows with seq = position + 1, ascending
-// within a page, pages walking backwards. has_more is true when older
-// rows exist, and next_before_seq is then the first row's seq (null
-// otherwise), as DeerFlow's frontend validates.
+// the visible history (the newest state's messages with the turns
+// summarised away put back, see visibleMessages) as rows with seq =
+// position + 1, ascending within a page, pages walking backwards. The
+// visible history only grows at its end, so seq values are stable.
+// has_more is true when older rows exist, and next_before_seq is then the
+// first row's seq (null otherwise), as DeerFlow's frontend validates.
 func (s *Server) messagesPage(w http.ResponseWriter, r *http.Request, u *principal) {
 	th, ok := s.ownThread(w, r, u)
 	if !ok {
@@ -31,7 +33,11 @@ func (s *Server) messagesPage(w http.ResponseWriter, r *http.Request, u *princip
 	cp, err := s.store.LatestCheckpoint(r.Context(), th.ID)
 	switch {
 	case err == nil:
-		msgs, created = cp.State.Messages, isoTime(cp.CreatedAt)
+		created = isoTime(cp.CreatedAt)
+		if msgs, err = s.visibleMessages(r.Context(), cp); err != nil {
+			s.internal(w, "cannot read the thread history", err)
+			return
+		}
 	case !errors.Is(err, store.ErrNotFound):
 		s.internal(w, "cannot read the thread state", err)
 		return

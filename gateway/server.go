@@ -121,6 +121,8 @@ type Server struct {
 	wg     sync.WaitGroup // run goroutines
 
 	extMu sync.Mutex // held for every read-modify-write of the extensions file
+
+	visible visibleCache // rebuilt histories of summarised threads (messages page)
 }
 
 // New checks opts and returns a Server.
