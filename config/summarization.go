@@ -144,34 +144,7 @@ func defaultSummarization() Summarization {
 // does for its one placeholder, {messages}. Any other placeholder or an
 // unmatched brace is an error.
 func SummaryPrompt(template, messages string) (string, error) {
-	var b strings.Builder
-	b.Grow(len(template) + len(messages))
-	for i := 0; i < len(template); i++ {
-		c := template[i]
-		switch {
-		case c == '{' && i+1 < len(template) && template[i+1] == '{':
-			b.WriteByte('{')
-			i++
-		case c == '}' && i+1 < len(template) && template[i+1] == '}':
-			b.WriteByte('}')
-			i++
-		case c == '}':
-			return "", fmt.Errorf("single '}' at offset %d (write }} for a literal brace)", i)
-		case c == '{':
-			end := strings.IndexByte(template[i:], '}')
-			if end < 0 {
-				return "", fmt.Errorf("single '{' at offset %d (write {{ for a literal brace)", i)
-			}
-			if name := template[i+1 : i+end]; name != "messages" {
-				return "", fmt.Errorf("unknown placeholder {%s} (known: {messages})", name)
-			}
-			b.WriteString(messages)
-			i += end
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String(), nil
+	return pyFormat(template, []string{"messages"}, map[string]string{"messages": messages})
 }
 
 // ContextWindow returns the entry's context_window option (its context

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 )
@@ -40,41 +39,8 @@ func defaultTitle() Title {
 // does for the three named placeholders. Any other placeholder, a format
 // spec or conversion, or an unmatched brace is an error.
 func TitlePrompt(template string, maxWords int, userMsg, assistantMsg string) (string, error) {
-	var b strings.Builder
-	b.Grow(len(template) + len(userMsg) + len(assistantMsg))
-	for i := 0; i < len(template); i++ {
-		c := template[i]
-		switch {
-		case c == '{' && i+1 < len(template) && template[i+1] == '{':
-			b.WriteByte('{')
-			i++
-		case c == '}' && i+1 < len(template) && template[i+1] == '}':
-			b.WriteByte('}')
-			i++
-		case c == '}':
-			return "", fmt.Errorf("single '}' at offset %d (write }} for a literal brace)", i)
-		case c == '{':
-			end := strings.IndexByte(template[i:], '}')
-			if end < 0 {
-				return "", fmt.Errorf("single '{' at offset %d (write {{ for a literal brace)", i)
-			}
-			name := template[i+1 : i+end]
-			switch name {
-			case "max_words":
-				b.WriteString(strconv.Itoa(maxWords))
-			case "user_msg":
-				b.WriteString(userMsg)
-			case "assistant_msg":
-				b.WriteString(assistantMsg)
-			default:
-				return "", fmt.Errorf("unknown placeholder {%s} (known: {max_words}, {user_msg}, {assistant_msg})", name)
-			}
-			i += end
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String(), nil
+	return pyFormat(template, []string{"max_words", "user_msg", "assistant_msg"}, map[string]string{
+		"max_words": strconv.Itoa(maxWords), "user_msg": userMsg, "assistant_msg": assistantMsg})
 }
 
 func (p *parser) validateTitle() {
