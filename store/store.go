@@ -14,8 +14,10 @@ package store
 import (
 	"context"
 	"errors"
+	"maps"
 	"time"
 
+	"github.com/antlerhq/antler/model"
 	"github.com/antlerhq/antler/thread"
 )
 
@@ -106,8 +108,11 @@ type Run struct {
 	// StopReason is the loop's stop reason once the run ended.
 	StopReason string
 	// Error is the failure text of a run with status error.
-	Error     string
-	Metadata  map[string]any
+	Error    string
+	Metadata map[string]any
+	// Usage is the token usage recorded when the run ended; nil while it
+	// runs and for runs stored before usage was recorded.
+	Usage     *RunUsage
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
@@ -117,6 +122,86 @@ type RunUpdate struct {
 	Status     string
 	StopReason string
 	Error      string
+	// Usage, when non-nil, replaces the run's recorded token usage; nil
+	// leaves it unchanged.
+	Usage *RunUsage
+}
+
+// The callers a run's token usage is split by (DeerFlow's run journal
+// buckets).
+const (
+	// CallerLeadAgent is the lead agent's own model calls.
+	CallerLeadAgent = "lead_agent"
+	// CallerSubagent is the model calls of the run's subagent tasks.
+	CallerSubagent = "subagent"
+	// CallerMiddleware is the calls made beside the loop: the thread
+	// title and context summarization.
+	CallerMiddleware = "middleware"
+)
+
+// UnknownModel is the ByModel key of usage whose model has no name.
+const UnknownModel = "unknown"
+
+// RunUsage is the token usage of one run, as DeerFlow's run journal
+// records it on the run row: the sum of every model call, its total split
+// by caller, and the sum per model. The JSON names are DeerFlow's column
+// names. The zero value is a run that used no tokens.
+type RunUsage struct {
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
+	TotalTokens  int64 `json:"total_tokens"`
+	// LeadAgentTokens, SubagentTokens and MiddlewareTokens split
+	// TotalTokens by caller.
+	LeadAgentTokens  int64 `json:"lead_agent_tokens"`
+	SubagentTokens   int64 `json:"subagent_tokens"`
+	MiddlewareTokens int64 `json:"middleware_tokens"`
+	// ByModel sums the usage per models[] name (UnknownModel when the
+	// call's model has no name).
+	ByModel map[string]model.Usage `json:"token_usage_by_model,omitempty"`
+}
+
+// Add counts one model call (or one subagent task's cumulative usage)
+// made by caller (a Caller* constant; anything else counts as the lead
+// agent) on the model named modelName. As DeerFlow's journal does, a
+// missing total is input plus output, and usage with no tokens is
+// skipped.
+func (u *RunUsage) Add(caller, modelName string, usage model.Usage) {
+	total := usage.TotalTokens
+	if total <= 0 {
+		total = usage.InputTokens + usage.OutputTokens
+	}
+	if total <= 0 {
+		return
+	}
+	usage.TotalTokens = total
+	u.InputTokens += usage.InputTokens
+	u.OutputTokens += usage.OutputTokens
+	u.TotalTokens += total
+	switch caller {
+	case CallerSubagent:
+		u.SubagentTokens += total
+	case CallerMiddleware:
+		u.MiddlewareTokens += total
+	default:
+		u.LeadAgentTokens += total
+	}
+	if modelName == "" {
+		modelName = UnknownModel
+	}
+	if u.ByModel == nil {
+		u.ByModel = map[string]model.Usage{}
+	}
+	u.ByModel[modelName] = u.ByModel[modelName].Add(usage)
+}
+
+// Clone returns a deep copy of u (nil for nil).
+func (u *RunUsage) Clone() *RunUsage {
+	if u == nil {
+		return nil
+	}
+	c := *u
+	c.ByModel = maps.Clone(u.ByModel)
+	return &c
 }
 
 // Store persists threads, checkpoints and runs. Implementations are safe
@@ -152,7 +237,8 @@ type Store interface {
 
 	// CreateRun stores a new run of an existing thread.
 	CreateRun(ctx context.Context, r *Run) error
-	// UpdateRun records a run's outcome.
+	// UpdateRun records a run's outcome (and its token usage, when
+	// u.Usage is set).
 	UpdateRun(ctx context.Context, id string, u RunUpdate) error
 	// GetRun returns a run by id.
 	GetRun(ctx context.Context, id string) (*Run, error)

@@ -78,6 +78,9 @@ var migrations = []string{
 		sha256     text NOT NULL,
 		owner      text NOT NULL DEFAULT '',
 		created_at timestamptz NOT NULL DEFAULT now());`,
+	// 3: a run's token usage (NULL: none recorded, as for a run still
+	// going or one that ended before this version).
+	`ALTER TABLE antler_runs ADD COLUMN token_usage jsonb;`,
 }
 
 // SchemaVersion is the schema version this Antler writes.

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/antlerhq/antler/model"
 	"github.com/antlerhq/antler/store"
 	"github.com/antlerhq/antler/store/postgres"
@@ -133,5 +135,52 @@ func TestCheckpointAfterCancel(t *testing.T) {
 	err := s.PutCheckpoint(ctx, &store.Checkpoint{ThreadID: "t", State: &thread.State{}})
 	if err == nil || errors.Is(err, store.ErrNotFound) {
 		t.Errorf("PutCheckpoint with a cancelled context = %v, want a context error", err)
+	}
+}
+
+// TestMigratesVersion2 opens a schema of version 2 (before runs had
+// token_usage) holding a finished run: it is migrated in place, the old
+// run reads with no usage, and new usage is recorded.
+func TestMigratesVersion2(t *testing.T) {
+	url, schema := pgtest.Schema(t)
+	ctx := t.Context()
+	s, err := postgres.Open(ctx, url, &postgres.Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateThread(ctx, &store.Thread{ID: "t", UserID: "u"}); err != nil {
+		t.Fatal(err)
+	}
+	// Turn it back into a version 2 schema, as the previous Antler wrote.
+	for _, q := range []string{
+		`ALTER TABLE antler_runs DROP COLUMN token_usage`,
+		`DELETE FROM antler_schema_migrations WHERE version > 2`,
+		`INSERT INTO antler_runs (id, thread_id, user_id, status, stop_reason, created_at, updated_at)
+		 VALUES ('old', 't', 'u', 'success', 'completed', now(), now())`,
+	} {
+		if _, err := s.Pool().Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	s.Close()
+
+	s, err = postgres.Open(ctx, url, &postgres.Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	old, err := s.GetRun(ctx, "old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old.Status != store.RunSuccess || old.Usage != nil {
+		t.Errorf("migrated run = %+v, want success with no usage", old)
+	}
+	usage := &store.RunUsage{InputTokens: 1, OutputTokens: 2, TotalTokens: 3, LeadAgentTokens: 3}
+	if err := s.UpdateRun(ctx, "old", store.RunUpdate{Status: store.RunSuccess, Usage: usage}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetRun(ctx, "old"); err != nil || !cmp.Equal(got.Usage, usage) {
+		t.Errorf("usage after migration = %+v, %v; want %+v", got, err, usage)
 	}
 }

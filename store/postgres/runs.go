@@ -3,6 +3,7 @@ package postgres
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -25,10 +26,14 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
 	if err != nil {
 		return err
 	}
+	usage, err := encodeUsage(r.Usage)
+	if err != nil {
+		return err
+	}
 	_, err = s.pool.Exec(ctx,
-		`INSERT INTO antler_runs (id, thread_id, user_id, agent_name, status, stop_reason, error, metadata, created_at, updated_at)
-		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-		r.ID, r.ThreadID, r.UserID, r.AgentName, r.Status, r.StopReason, r.Error, meta, r.CreatedAt, r.UpdatedAt)
+		`INSERT INTO antler_runs (id, thread_id, user_id, agent_name, status, stop_reason, error, metadata, token_usage, created_at, updated_at)
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		r.ID, r.ThreadID, r.UserID, r.AgentName, r.Status, r.StopReason, r.Error, meta, usage, r.CreatedAt, r.UpdatedAt)
 	switch pgCode(err) {
 	case uniqueViolation:
 		return fmt.Errorf("run %q: %w", r.ID, store.ErrExists)
@@ -43,9 +48,14 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
 
 // UpdateRun implements store.Store.
 func (s *Store) UpdateRun(ctx context.Context, id string, u store.RunUpdate) error {
+	usage, err := encodeUsage(u.Usage)
+	if err != nil {
+		return err
+	}
 	tag, err := s.pool.Exec(ctx,
-		`UPDATE antler_runs SET status = $1, stop_reason = $2, error = $3, updated_at = $4 WHERE id = $5`,
-		u.Status, u.StopReason, u.Error, now(), id)
+		`UPDATE antler_runs SET status = $1, stop_reason = $2, error = $3, token_usage = coalesce($4, token_usage), updated_at = $5
+		 WHERE id = $6`,
+		u.Status, u.StopReason, u.Error, usage, now(), id)
 	if err != nil {
 		return fmt.Errorf("postgres: update run: %w", err)
 	}
@@ -55,21 +65,39 @@ func (s *Store) UpdateRun(ctx context.Context, id string, u store.RunUpdate) err
 	return nil
 }
 
-const runCols = `id, thread_id, user_id, agent_name, status, stop_reason, error, metadata, created_at, updated_at`
+const runCols = `id, thread_id, user_id, agent_name, status, stop_reason, error, metadata, token_usage, created_at, updated_at`
 
 func scanRun(r pgx.Row) (*store.Run, error) {
 	var run store.Run
-	var meta []byte
+	var meta, usage []byte
 	if err := r.Scan(&run.ID, &run.ThreadID, &run.UserID, &run.AgentName, &run.Status, &run.StopReason, &run.Error,
-		&meta, &run.CreatedAt, &run.UpdatedAt); err != nil {
+		&meta, &usage, &run.CreatedAt, &run.UpdatedAt); err != nil {
 		return nil, err
 	}
 	m, err := decodeMeta(meta)
 	if err != nil {
 		return nil, err
 	}
+	if usage != nil {
+		run.Usage = new(store.RunUsage)
+		if err := json.Unmarshal(usage, run.Usage); err != nil {
+			return nil, fmt.Errorf("postgres: decode usage of run %s: %w", run.ID, err)
+		}
+	}
 	run.Metadata, run.CreatedAt, run.UpdatedAt = m, run.CreatedAt.UTC(), run.UpdatedAt.UTC()
 	return &run, nil
+}
+
+// encodeUsage is the token_usage column of u: NULL for nil.
+func encodeUsage(u *store.RunUsage) ([]byte, error) {
+	if u == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(u)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: encode usage: %w", err)
+	}
+	return b, nil
 }
 
 // GetRun implements store.Store.

@@ -161,7 +161,9 @@ func (s *Store) Close() error {
 	return errors.Join(append(errs, s.writer.Close())...)
 }
 
-const schemaVersion = 1
+// schemaVersion is the user_version this Antler writes: 1 created the
+// tables, 2 added runs.token_usage.
+const schemaVersion = 2
 
 func (s *Store) migrate(ctx context.Context) error {
 	var v int
@@ -179,8 +181,32 @@ func (s *Store) migrate(ctx context.Context) error {
 		return fmt.Errorf("sqlite: migrate: %w", err)
 	}
 	defer tx.Rollback()
-	stmts := []string{
-		`CREATE TABLE IF NOT EXISTS threads (
+	var stmts []string
+	if v < 1 {
+		stmts = append(stmts, schemaV1...)
+	}
+	if v < 2 {
+		// NULL: no usage recorded (a run still going, or one that ended
+		// before version 2).
+		stmts = append(stmts, `ALTER TABLE runs ADD COLUMN token_usage TEXT`)
+	}
+	stmts = append(stmts, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion))
+	for _, st := range stmts {
+		if _, err := tx.ExecContext(ctx, st); err != nil {
+			return fmt.Errorf("sqlite: migrate: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: migrate: %w", err)
+	}
+	s.logger.Debug("sqlite schema migrated", "path", s.path, "from", v, "to", schemaVersion)
+	return nil
+}
+
+// schemaV1 creates the tables of schema version 1. Released versions never
+// change: later versions alter them.
+var schemaV1 = []string{
+	`CREATE TABLE IF NOT EXISTS threads (
 			id TEXT PRIMARY KEY,
 			user_id TEXT NOT NULL,
 			agent_name TEXT NOT NULL DEFAULT '',
@@ -189,8 +215,8 @@ func (s *Store) migrate(ctx context.Context) error {
 			metadata TEXT NOT NULL DEFAULT '{}',
 			created_at INTEGER NOT NULL,
 			updated_at INTEGER NOT NULL)`,
-		`CREATE INDEX IF NOT EXISTS threads_user_updated ON threads(user_id, updated_at DESC)`,
-		`CREATE TABLE IF NOT EXISTS checkpoints (
+	`CREATE INDEX IF NOT EXISTS threads_user_updated ON threads(user_id, updated_at DESC)`,
+	`CREATE TABLE IF NOT EXISTS checkpoints (
 			seq INTEGER PRIMARY KEY AUTOINCREMENT,
 			thread_id TEXT NOT NULL,
 			id TEXT NOT NULL,
@@ -201,8 +227,8 @@ func (s *Store) migrate(ctx context.Context) error {
 			metadata TEXT NOT NULL DEFAULT '{}',
 			created_at INTEGER NOT NULL,
 			UNIQUE(thread_id, id))`,
-		`CREATE INDEX IF NOT EXISTS checkpoints_thread_seq ON checkpoints(thread_id, seq DESC)`,
-		`CREATE TABLE IF NOT EXISTS runs (
+	`CREATE INDEX IF NOT EXISTS checkpoints_thread_seq ON checkpoints(thread_id, seq DESC)`,
+	`CREATE TABLE IF NOT EXISTS runs (
 			id TEXT PRIMARY KEY,
 			thread_id TEXT NOT NULL,
 			user_id TEXT NOT NULL DEFAULT '',
@@ -213,19 +239,7 @@ func (s *Store) migrate(ctx context.Context) error {
 			metadata TEXT NOT NULL DEFAULT '{}',
 			created_at INTEGER NOT NULL,
 			updated_at INTEGER NOT NULL)`,
-		`CREATE INDEX IF NOT EXISTS runs_thread_created ON runs(thread_id, created_at DESC)`,
-		fmt.Sprintf("PRAGMA user_version = %d", schemaVersion),
-	}
-	for _, st := range stmts {
-		if _, err := tx.ExecContext(ctx, st); err != nil {
-			return fmt.Errorf("sqlite: migrate: %w", err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlite: migrate: %w", err)
-	}
-	s.logger.Debug("sqlite schema created", "path", s.path, "version", schemaVersion)
-	return nil
+	`CREATE INDEX IF NOT EXISTS runs_thread_created ON runs(thread_id, created_at DESC)`,
 }
 
 // now returns the current time at the precision every store keeps
@@ -548,6 +562,10 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
 	if err != nil {
 		return err
 	}
+	usage, err := encodeUsage(r.Usage)
+	if err != nil {
+		return err
+	}
 	tx, err := s.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("sqlite: create run: %w", err)
@@ -561,8 +579,8 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
 		return fmt.Errorf("sqlite: create run: %w", err)
 	}
 	_, err = tx.ExecContext(ctx,
-		`INSERT INTO runs (id, thread_id, user_id, agent_name, status, stop_reason, error, metadata, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)`,
-		r.ID, r.ThreadID, r.UserID, r.AgentName, r.Status, r.StopReason, r.Error, meta, toNanos(r.CreatedAt), toNanos(r.UpdatedAt))
+		`INSERT INTO runs (id, thread_id, user_id, agent_name, status, stop_reason, error, metadata, token_usage, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
+		r.ID, r.ThreadID, r.UserID, r.AgentName, r.Status, r.StopReason, r.Error, meta, usage, toNanos(r.CreatedAt), toNanos(r.UpdatedAt))
 	if err != nil {
 		if isUniqueViolation(err) {
 			return fmt.Errorf("run %q: %w", r.ID, store.ErrExists)
@@ -577,9 +595,13 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
 
 // UpdateRun implements store.Store.
 func (s *Store) UpdateRun(ctx context.Context, id string, u store.RunUpdate) error {
+	usage, err := encodeUsage(u.Usage)
+	if err != nil {
+		return err
+	}
 	res, err := s.writer.ExecContext(ctx,
-		`UPDATE runs SET status = ?, stop_reason = ?, error = ?, updated_at = ? WHERE id = ?`,
-		u.Status, u.StopReason, u.Error, toNanos(now()), id)
+		`UPDATE runs SET status = ?, stop_reason = ?, error = ?, token_usage = coalesce(?, token_usage), updated_at = ? WHERE id = ?`,
+		u.Status, u.StopReason, u.Error, usage, toNanos(now()), id)
 	if err != nil {
 		return fmt.Errorf("sqlite: update run: %w", err)
 	}
@@ -589,21 +611,41 @@ func (s *Store) UpdateRun(ctx context.Context, id string, u store.RunUpdate) err
 	return nil
 }
 
-const runCols = `id, thread_id, user_id, agent_name, status, stop_reason, error, metadata, created_at, updated_at`
+const runCols = `id, thread_id, user_id, agent_name, status, stop_reason, error, metadata, token_usage, created_at, updated_at`
 
 func scanRun(r scanner) (*store.Run, error) {
 	var run store.Run
 	var meta string
+	var usage sql.NullString
 	var created, updated int64
-	if err := r.Scan(&run.ID, &run.ThreadID, &run.UserID, &run.AgentName, &run.Status, &run.StopReason, &run.Error, &meta, &created, &updated); err != nil {
+	if err := r.Scan(&run.ID, &run.ThreadID, &run.UserID, &run.AgentName, &run.Status, &run.StopReason, &run.Error, &meta, &usage,
+		&created, &updated); err != nil {
 		return nil, err
 	}
 	m, err := decodeMeta(meta)
 	if err != nil {
 		return nil, err
 	}
+	if usage.Valid {
+		run.Usage = new(store.RunUsage)
+		if err := json.Unmarshal([]byte(usage.String), run.Usage); err != nil {
+			return nil, fmt.Errorf("sqlite: decode usage of run %s: %w", run.ID, err)
+		}
+	}
 	run.Metadata, run.CreatedAt, run.UpdatedAt = m, fromNanos(created), fromNanos(updated)
 	return &run, nil
+}
+
+// encodeUsage is the token_usage column of u: NULL for nil.
+func encodeUsage(u *store.RunUsage) (any, error) {
+	if u == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(u)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: encode usage: %w", err)
+	}
+	return string(b), nil
 }
 
 // GetRun implements store.Store.

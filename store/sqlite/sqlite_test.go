@@ -1,8 +1,11 @@
 package sqlite_test
 
 import (
+	"database/sql"
 	"path/filepath"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/antlerhq/antler/model"
 	"github.com/antlerhq/antler/store"
@@ -56,5 +59,60 @@ func TestThreadSurvivesReopen(t *testing.T) {
 func TestOpenRejectsBadSynchronous(t *testing.T) {
 	if _, err := sqlite.OpenDir(t.TempDir(), &sqlite.Options{Synchronous: "OFF"}); err == nil {
 		t.Fatal("want an error for synchronous OFF")
+	}
+}
+
+// TestMigratesVersion1 opens a database of schema version 1 (before runs
+// had token_usage) holding a finished run: it is migrated in place, the
+// old run reads with no usage, and new usage is recorded.
+func TestMigratesVersion1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), sqlite.FileName)
+	s, err := sqlite.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if err := s.CreateThread(ctx, &store.Thread{ID: "t", UserID: "u"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Turn it back into a version 1 database, as the previous Antler wrote.
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`ALTER TABLE runs DROP COLUMN token_usage`,
+		`INSERT INTO runs (id, thread_id, user_id, status, stop_reason, created_at, updated_at) VALUES ('old', 't', 'u', 'success', 'completed', 1, 1)`,
+		`PRAGMA user_version = 1`,
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err = sqlite.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	old, err := s.GetRun(ctx, "old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old.Status != store.RunSuccess || old.Usage != nil {
+		t.Errorf("migrated run = %+v, want success with no usage", old)
+	}
+	usage := &store.RunUsage{InputTokens: 1, OutputTokens: 2, TotalTokens: 3, LeadAgentTokens: 3}
+	if err := s.UpdateRun(ctx, "old", store.RunUpdate{Status: store.RunSuccess, Usage: usage}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetRun(ctx, "old"); err != nil || !cmp.Equal(got.Usage, usage) {
+		t.Errorf("usage after migration = %+v, %v; want %+v", got, err, usage)
 	}
 }

@@ -34,6 +34,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"CheckpointHistory", testCheckpointHistory},
 		{"CheckpointNeedsThread", testCheckpointNeedsThread},
 		{"Runs", testRuns},
+		{"RunUsage", testRunUsage},
 		{"DeleteThreadCascades", testDeleteCascades},
 		{"ConcurrentWriters", testConcurrentWriters},
 	}
@@ -286,6 +287,75 @@ func testRuns(t *testing.T, s store.Store) {
 	}
 	if _, err := s.GetRun(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("GetRun(missing) = %v", err)
+	}
+}
+
+// testRunUsage checks that a run's token usage is stored with its
+// outcome, kept by an update without usage, and listed with the run.
+func testRunUsage(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	if err := s.CreateThread(ctx, &store.Thread{ID: "t", UserID: "u"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateRun(ctx, &store.Run{ID: "r1", ThreadID: "t", UserID: "u", Status: store.RunRunning}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetRun(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Usage != nil {
+		t.Errorf("usage of a running run = %+v, want nil", got.Usage)
+	}
+	var usage store.RunUsage
+	usage.Add(store.CallerLeadAgent, "lead", model.Usage{InputTokens: 100, OutputTokens: 20, TotalTokens: 120})
+	usage.Add(store.CallerSubagent, "sub", model.Usage{InputTokens: 50, OutputTokens: 5})
+	usage.Add(store.CallerMiddleware, "", model.Usage{InputTokens: 7, OutputTokens: 3, TotalTokens: 10})
+	want := &store.RunUsage{InputTokens: 157, OutputTokens: 28, TotalTokens: 185,
+		LeadAgentTokens: 120, SubagentTokens: 55, MiddlewareTokens: 10,
+		ByModel: map[string]model.Usage{
+			"lead":             {InputTokens: 100, OutputTokens: 20, TotalTokens: 120},
+			"sub":              {InputTokens: 50, OutputTokens: 5, TotalTokens: 55},
+			store.UnknownModel: {InputTokens: 7, OutputTokens: 3, TotalTokens: 10},
+		}}
+	if diff := cmp.Diff(want, &usage); diff != "" {
+		t.Fatalf("RunUsage.Add (-want +got):\n%s", diff)
+	}
+	if err := s.UpdateRun(ctx, "r1", store.RunUpdate{Status: store.RunSuccess, StopReason: "completed", Usage: &usage}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = s.GetRun(ctx, "r1"); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got.Usage); diff != "" {
+		t.Errorf("GetRun usage (-want +got):\n%s", diff)
+	}
+	// An update without usage keeps the recorded one.
+	if err := s.UpdateRun(ctx, "r1", store.RunUpdate{Status: store.RunError, StopReason: "error", Error: "late"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = s.GetRun(ctx, "r1"); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != store.RunError || !cmp.Equal(want, got.Usage) {
+		t.Errorf("after an update without usage: status %q, usage %+v", got.Status, got.Usage)
+	}
+	// A run created with usage (an imported run) keeps it; zero usage is
+	// recorded, not nil.
+	if err := s.CreateRun(ctx, &store.Run{ID: "r2", ThreadID: "t", UserID: "u", Status: store.RunSuccess,
+		Usage: &store.RunUsage{}}); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := s.ListRuns(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotUsage := map[string]*store.RunUsage{}
+	for _, r := range runs {
+		gotUsage[r.ID] = r.Usage
+	}
+	if diff := cmp.Diff(map[string]*store.RunUsage{"r1": want, "r2": {}}, gotUsage); diff != "" {
+		t.Errorf("ListRuns usage (-want +got):\n%s", diff)
 	}
 }
 
