@@ -33,6 +33,7 @@ type Config struct {
 	LoopDetection   LoopDetection       `yaml:"loop_detection"`
 	Title           Title               `yaml:"title"`
 	Summarization   Summarization       `yaml:"summarization"`
+	TokenUsage      TokenUsage          `yaml:"token_usage"`
 	Sandbox         Sandbox             `yaml:"sandbox"`
 	Skills          Skills              `yaml:"skills"`
 	SkillScan       SkillScan           `yaml:"skill_scan"`
@@ -113,6 +114,13 @@ type ToolOutput struct {
 
 // ReadBeforeWrite is the read_before_write section.
 type ReadBeforeWrite struct {
+	Enabled bool `yaml:"enabled"` // default true
+}
+
+// TokenUsage is the token_usage section. Runs always record their token
+// usage; Enabled tells the frontend (GET /api/models token_usage.enabled)
+// to show it, as DeerFlow's flag does.
+type TokenUsage struct {
 	Enabled bool `yaml:"enabled"` // default true
 }
 
@@ -363,6 +371,7 @@ func Default() *Config {
 		LoopDetection:   defaultLoopDetection(),
 		Title:           defaultTitle(),
 		Summarization:   defaultSummarization(),
+		TokenUsage:      TokenUsage{Enabled: true},
 		Sandbox:         defaultSandbox(),
 		Skills:          defaultSkills(),
 		SkillScan:       SkillScan{Enabled: true},

@@ -70,7 +70,7 @@ func TestParseDeerFlowExample(t *testing.T) {
 		"agent_storage", "agents_api", "authorization", "channels", "guardrails",
 		"input_polish", "log_level", "logging", "max_recursion_limit", "mcp_tasks",
 		"memory", "run_events", "run_ownership", "safety_finish_reason", "scheduler",
-		"suggestions", "token_budget", "token_usage", "tool_progress",
+		"suggestions", "token_budget", "tool_progress",
 	}
 	if diff := cmp.Diff(wantIgnored, c.Ignored); diff != "" {
 		t.Errorf("Ignored (-want +got):\n%s", diff)
@@ -311,6 +311,7 @@ func TestDefaults(t *testing.T) {
 		{"tool_output.storage_subdir", c.ToolOutput.StorageSubdir, ".tool-results"},
 		{"tool_output.exempt_tools", c.ToolOutput.ExemptTools, []string{"read_file", "read_file_tool"}},
 		{"read_before_write.enabled", c.ReadBeforeWrite.Enabled, true},
+		{"token_usage.enabled", c.TokenUsage.Enabled, true},
 		{"loop_detection.tool_freq_hard_limit", c.LoopDetection.ToolFreqHardLimit, 50},
 		{"sandbox.use", c.Sandbox.Use, LocalSandboxProvider},
 		{"sandbox.bash_output_max_chars", c.Sandbox.BashOutputMaxChars, 20000},

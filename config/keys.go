@@ -32,7 +32,7 @@ func implementedSections() []string {
 	return []string{
 		"acp_agents", "config_version", "database", "gateway", "loop_detection", "models",
 		"read_before_write", "sandbox", "skill_evolution", "skill_scan", "skills",
-		"subagents", "summarization", "title", "tool_groups", "tool_output", "tool_search", "tools", "uploads",
+		"subagents", "summarization", "title", "token_usage", "tool_groups", "tool_output", "tool_search", "tools", "uploads",
 	}
 }
 
@@ -46,7 +46,7 @@ func deerFlowSections() []string {
 		"max_recursion_limit", "mcp_tasks", "memory", "middlewares", "plugins",
 		"run_events", "run_ownership", "safety_finish_reason", "scheduler",
 		"stream_bridge", "suggestions", "token_budget",
-		"token_usage", "tool_progress", "tracing",
+		"tool_progress", "tracing",
 	}
 }
 
