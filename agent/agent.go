@@ -27,7 +27,8 @@ const (
 // Options configure an Agent. Model is required; every other zero value
 // is documented.
 type Options struct {
-	// Model answers each step. Required.
+	// Model answers each step. Required. The run's usage record names
+	// it by NamedModel's name (store.UnknownModel without one).
 	Model model.ChatModel
 	// Tools are the bound tools, in bound order (toolset.Toolset.Tools()).
 	// Names must be unique.

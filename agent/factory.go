@@ -509,7 +509,7 @@ func (f *Factory) addExtra(ts *toolset.Toolset, name string) {
 }
 
 // model returns the chat model of a models[] entry, built once per
-// configuration.
+// configuration and named after the entry (NamedModel).
 func (f *Factory) model(ctx context.Context, cfg *config.Config, name string) (model.ChatModel, error) {
 	key := modelKey{cfg, name}
 	f.mu.Lock()
@@ -530,6 +530,7 @@ func (f *Factory) model(ctx context.Context, cfg *config.Config, name string) (m
 	if err != nil {
 		return nil, err
 	}
+	m = NamedModel(name, m) // runs record its usage under its name
 	f.mu.Lock()
 	if prev, ok := f.models[key]; ok {
 		m = prev

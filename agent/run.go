@@ -94,7 +94,7 @@ type runState struct {
 	step   int
 	parent string
 	turns  int
-	usage  model.Usage
+	usage  runUsage
 	// titleJob is the title model call, once started.
 	titleJob *titleJob
 }
@@ -108,14 +108,15 @@ func (a *Agent) run(ctx context.Context, in Input, emit func(Event, error)) (*Ou
 	}
 	r := &runState{a: a, in: in, emit: emit,
 		logger: a.logger.With("thread_id", in.ThreadID, "run_id", in.RunID)}
+	r.countSummaries()
 	reason, err := r.loop(ctx)
 	r.endTitle(ctx, reason, err)
-	out := &Outcome{ThreadID: in.ThreadID, RunID: in.RunID, Reason: reason, Turns: r.turns, Usage: r.usage, State: r.state}
+	out := &Outcome{ThreadID: in.ThreadID, RunID: in.RunID, Reason: reason, Turns: r.turns, Usage: r.usage.loop, State: r.state}
 	r.finish(ctx, reason, err)
 	if err != nil {
 		emit(Event{Type: EventError, Error: err.Error(), ThreadID: in.ThreadID, RunID: in.RunID}, err)
 	}
-	usage := r.usage
+	usage := r.usage.loop
 	emit(Event{Type: EventDone, Reason: reason, ThreadID: in.ThreadID, RunID: in.RunID, Turns: r.turns, Usage: &usage}, nil)
 	return out, err
 }
@@ -245,8 +246,8 @@ func (r *runState) checkpoint(ctx context.Context, source string) error {
 	return nil
 }
 
-// finish records the run's outcome. After a failure it saves the state
-// reached so far (an assistant message whose tool calls never ran is
+// finish records the run's outcome and token usage. After a failure it
+// saves the state reached so far (an assistant message whose tool calls never ran is
 // repaired by DanglingToolCalls on the next run).
 func (r *runState) finish(ctx context.Context, reason StopReason, runErr error) {
 	s := r.a.opts.Store
@@ -271,7 +272,9 @@ func (r *runState) finish(ctx context.Context, reason StopReason, runErr error) 
 			r.logger.Error("cannot save the state of a failed run", "err", err)
 		}
 	}
-	if err := s.UpdateRun(ctx, r.in.RunID, store.RunUpdate{Status: runStatus, StopReason: string(reason), Error: errText}); err != nil && !errors.Is(err, store.ErrNotFound) {
+	usage := r.usage.record.Clone()
+	if err := s.UpdateRun(ctx, r.in.RunID, store.RunUpdate{Status: runStatus, StopReason: string(reason), Error: errText,
+		Usage: usage}); err != nil && !errors.Is(err, store.ErrNotFound) {
 		r.logger.Error("cannot record the run's outcome", "err", err)
 	}
 	if th, err := s.GetThread(ctx, r.in.ThreadID); err == nil {
@@ -331,7 +334,7 @@ func (r *runState) modelStep(ctx context.Context, h tool.ModelHandler) (model.Me
 	if resp.Usage != (model.Usage{}) {
 		u := resp.Usage
 		msg.Usage = &u
-		r.usage = r.usage.Add(u)
+		r.usage.addLead(r.a.opts.Model, u)
 	}
 	for i := range msg.ToolCalls {
 		if msg.ToolCalls[i].ID == "" {

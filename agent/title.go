@@ -11,6 +11,7 @@ import (
 
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/model"
+	"github.com/antlerhq/antler/store"
 	"github.com/antlerhq/antler/thread"
 )
 
@@ -44,7 +45,8 @@ const (
 // before it ends. A cancelled run cancels the call and keeps the
 // fallback title, as DeerFlow titles an interrupted first turn. The call
 // streams nothing, skips the model middlewares, and its tokens are not
-// part of the run's usage.
+// part of the loop's usage: the run's usage record counts them as
+// middleware (store.CallerMiddleware) once the run takes the title.
 type TitleOptions struct {
 	// Model writes titles; nil makes no model call (config title.model_name
 	// null).
@@ -72,8 +74,9 @@ func (o TitleOptions) withDefaults() *TitleOptions {
 // titleJob is a title model call in flight.
 type titleJob struct {
 	done  chan struct{}
-	title string // written before done is closed
-	taken bool   // the run goroutine has applied it
+	title string      // written before done is closed
+	usage model.Usage // of the title call; written before done is closed
+	taken bool        // the run goroutine has applied it
 }
 
 // afterModel starts the title after a model answer when the thread needs
@@ -100,28 +103,29 @@ func (r *runState) afterModel(ctx context.Context) {
 	logger := r.logger
 	go func() {
 		defer close(job.done)
-		job.title = generateTitle(ctx, o, prompt, logger)
+		job.title, job.usage = generateTitle(ctx, o, prompt, logger)
 		if job.title == "" {
 			job.title = fallbackTitle(user, o.MaxChars)
 		}
 	}()
 }
 
-// generateTitle asks the title model; "" means no usable title.
-func generateTitle(ctx context.Context, o *TitleOptions, prompt string, logger *slog.Logger) string {
+// generateTitle asks the title model; "" means no usable title. The usage
+// is the call's, whether its answer is usable or not.
+func generateTitle(ctx context.Context, o *TitleOptions, prompt string, logger *slog.Logger) (string, model.Usage) {
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	req := &model.Request{Messages: []model.Message{model.UserText(prompt)}}
 	resp, err := model.Collect(ctx, o.Model, req, nil)
 	if err != nil {
 		logger.Warn("title model call failed; using the fallback title", "err", err)
-		return ""
+		return "", model.Usage{}
 	}
 	if resp == nil {
-		return ""
+		return "", model.Usage{}
 	}
 	logger.Debug("title generated", "input_tokens", resp.Usage.InputTokens, "output_tokens", resp.Usage.OutputTokens)
-	return parseTitle(resp.Message.Content, o.MaxChars)
+	return parseTitle(resp.Message.Content, o.MaxChars), resp.Usage
 }
 
 // takeTitle applies the title call's result once it has finished; with
@@ -142,6 +146,7 @@ func (r *runState) takeTitle(wait bool) bool {
 		}
 	}
 	job.taken = true
+	r.usage.record.Add(store.CallerMiddleware, ModelName(r.a.opts.Title.Model), job.usage)
 	if r.state.Title != "" {
 		return false
 	}

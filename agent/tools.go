@@ -58,6 +58,7 @@ func (r *runState) toolStep(ctx context.Context, msg model.Message) (StopReason,
 		close(events)
 	}()
 	for ev := range events {
+		r.usage.addTask(ev)
 		r.emit(ev, nil)
 	}
 	if runErr != nil {

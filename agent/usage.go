@@ -1,0 +1,179 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+
+	"github.com/antlerhq/antler/model"
+	"github.com/antlerhq/antler/store"
+)
+
+// A run's token usage record (DeerFlow's run journal, stored with the run
+// through store.RunUpdate.Usage when it ends, whatever its status). Every
+// model call the run makes is counted once, by caller:
+//
+//   - store.CallerLeadAgent: the loop's own model calls (the usage also in
+//     Outcome.Usage and EventDone, which is all the loop counts);
+//   - store.CallerSubagent: each task's cumulative usage, read from the
+//     task tool's terminal event (task_completed, task_failed,
+//     task_cancelled, task_timed_out: "usage" and "model_name");
+//   - store.CallerMiddleware: the title call and the summary calls, which
+//     stay outside the loop's usage.
+//
+// Per model, usage is keyed by the name given with NamedModel (the factory
+// names every model by its models[] entry); unnamed models count as
+// store.UnknownModel.
+
+// NamedModel returns m carrying the models[] name its usage is recorded
+// under (nil for a nil m).
+func NamedModel(name string, m model.ChatModel) model.ChatModel {
+	if m == nil {
+		return nil
+	}
+	if n, ok := m.(*namedModel); ok {
+		m = n.ChatModel
+	}
+	return &namedModel{ChatModel: m, name: name}
+}
+
+// namedModel is a ChatModel with its name; it only carries it.
+type namedModel struct {
+	model.ChatModel
+	name string
+}
+
+// ModelName returns the name NamedModel gave m, "" when it has none.
+func ModelName(m model.ChatModel) string {
+	switch m := m.(type) {
+	case *namedModel:
+		return m.name
+	case *countedModel:
+		return m.name
+	}
+	return ""
+}
+
+// countedModel passes calls to a model and counts the usage of each
+// complete response with count. It is made per run, and its calls are made
+// from the run's goroutine.
+type countedModel struct {
+	inner model.ChatModel
+	name  string
+	count func(name string, u model.Usage)
+}
+
+func (c *countedModel) Generate(ctx context.Context, req *model.Request) iter.Seq2[model.Event, error] {
+	return func(yield func(model.Event, error) bool) {
+		for ev, err := range c.inner.Generate(ctx, req) {
+			if err == nil && ev.Response != nil {
+				c.count(c.name, ev.Response.Usage)
+			}
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}
+}
+
+// countSummaries gives the run its own copy of the agent whose summarizer
+// counts its model calls as the run's middleware usage: the summarizer is
+// shared by the agent's runs, so the counting models are made per run.
+// The summary model and the run's model stay one model when they are one.
+func (r *runState) countSummaries() {
+	s := r.a.summarizer
+	if s == nil {
+		return
+	}
+	count := func(name string, u model.Usage) { r.usage.record.Add(store.CallerMiddleware, name, u) }
+	wrap := func(m model.ChatModel) model.ChatModel {
+		return &countedModel{inner: m, name: ModelName(m), count: count}
+	}
+	sc := *s
+	o := *s.o
+	sc.o = &o
+	sc.run = wrap(s.run)
+	switch o.Model {
+	case nil:
+	case s.run:
+		o.Model = sc.run
+	default:
+		o.Model = wrap(o.Model)
+	}
+	a := *r.a
+	a.summarizer = &sc
+	r.a = &a
+}
+
+// runUsage is the usage of a run in progress; it is owned by the run's
+// goroutine.
+type runUsage struct {
+	// loop is the lead agent's own usage (Outcome.Usage).
+	loop model.Usage
+	// record is everything the run is charged with.
+	record store.RunUsage
+}
+
+// addLead counts one of the loop's model responses.
+func (u *runUsage) addLead(m model.ChatModel, usage model.Usage) {
+	u.loop = u.loop.Add(usage)
+	u.record.Add(store.CallerLeadAgent, ModelName(m), usage)
+}
+
+// The terminal task events whose usage a run is charged with.
+const (
+	eventTaskCancelled EventType = "task_cancelled"
+	eventTaskTimedOut  EventType = "task_timed_out"
+)
+
+// addTask counts the cumulative usage a terminal task event reports
+// ({"usage": {input_tokens, output_tokens, total_tokens}, "model_name"}).
+func (u *runUsage) addTask(ev Event) {
+	switch ev.Type {
+	case EventTaskCompleted, EventTaskFailed, eventTaskCancelled, eventTaskTimedOut:
+	default:
+		return
+	}
+	data, ok := ev.Data.(map[string]any)
+	if !ok {
+		return
+	}
+	usage, ok := taskUsage(data["usage"])
+	if !ok {
+		return
+	}
+	name, _ := data["model_name"].(string)
+	u.record.Add(store.CallerSubagent, name, usage)
+}
+
+// taskUsage reads the task contract's usage map (map[string]int64 from
+// the task tool, or decoded JSON).
+func taskUsage(v any) (model.Usage, bool) {
+	var m map[string]any
+	switch v := v.(type) {
+	case map[string]int64:
+		if v == nil {
+			return model.Usage{}, false
+		}
+		return model.Usage{InputTokens: v["input_tokens"], OutputTokens: v["output_tokens"], TotalTokens: v["total_tokens"]}, true
+	case map[string]any:
+		m = v
+	default:
+		return model.Usage{}, false
+	}
+	n := func(k string) int64 {
+		switch x := m[k].(type) {
+		case int64:
+			return x
+		case int:
+			return int64(x)
+		case float64:
+			return int64(x)
+		case json.Number:
+			i, _ := x.Int64()
+			return i
+		}
+		return 0
+	}
+	return model.Usage{InputTokens: n("input_tokens"), OutputTokens: n("output_tokens"), TotalTokens: n("total_tokens")}, true
+}
