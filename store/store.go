@@ -158,6 +158,9 @@ type RunUsage struct {
 	// ByModel sums the usage per models[] name (UnknownModel when the
 	// call's model has no name).
 	ByModel map[string]model.Usage `json:"token_usage_by_model,omitempty"`
+	// ModelName is the lead agent's model ("" when unnamed), DeerFlow's
+	// runs.model_name.
+	ModelName string `json:"model_name,omitempty"`
 }
 
 // Add counts one model call (or one subagent task's cumulative usage)

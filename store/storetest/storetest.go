@@ -311,7 +311,9 @@ func testRunUsage(t *testing.T, s store.Store) {
 	usage.Add(store.CallerLeadAgent, "lead", model.Usage{InputTokens: 100, OutputTokens: 20, TotalTokens: 120})
 	usage.Add(store.CallerSubagent, "sub", model.Usage{InputTokens: 50, OutputTokens: 5})
 	usage.Add(store.CallerMiddleware, "", model.Usage{InputTokens: 7, OutputTokens: 3, TotalTokens: 10})
-	want := &store.RunUsage{InputTokens: 157, OutputTokens: 28, TotalTokens: 185,
+	usage.Add(store.CallerLeadAgent, "lead", model.Usage{}) // no tokens: not counted
+	usage.ModelName = "lead"
+	want := &store.RunUsage{ModelName: "lead", InputTokens: 157, OutputTokens: 28, TotalTokens: 185,
 		LeadAgentTokens: 120, SubagentTokens: 55, MiddlewareTokens: 10,
 		ByModel: map[string]model.Usage{
 			"lead":             {InputTokens: 100, OutputTokens: 20, TotalTokens: 120},
