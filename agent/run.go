@@ -273,6 +273,7 @@ func (r *runState) finish(ctx context.Context, reason StopReason, runErr error) 
 		}
 	}
 	usage := r.usage.record.Clone()
+	usage.ModelName = ModelName(r.a.opts.Model)
 	if err := s.UpdateRun(ctx, r.in.RunID, store.RunUpdate{Status: runStatus, StopReason: string(reason), Error: errText,
 		Usage: usage}); err != nil && !errors.Is(err, store.ErrNotFound) {
 		r.logger.Error("cannot record the run's outcome", "err", err)

@@ -177,3 +177,8 @@ func taskUsage(v any) (model.Usage, bool) {
 	}
 	return model.Usage{InputTokens: n("input_tokens"), OutputTokens: n("output_tokens"), TotalTokens: n("total_tokens")}, true
 }
+
+// ApproxTokens is the approximate token count of messages that
+// summarization uses (LangChain's count_tokens_approximately: characters
+// / 4 plus 3 per message), for the gateway's context usage.
+func ApproxTokens(msgs []model.Message) int { return approxTokens(msgs) }

@@ -73,7 +73,7 @@ func TestRunUsageRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &store.RunUsage{InputTokens: 237, OutputTokens: 44, TotalTokens: 281,
+	want := &store.RunUsage{ModelName: "lead", InputTokens: 237, OutputTokens: 44, TotalTokens: 281,
 		LeadAgentTokens: 155, SubagentTokens: 50, MiddlewareTokens: 76,
 		ByModel: map[string]model.Usage{
 			"lead":   *usage(130, 25),
