@@ -22,7 +22,8 @@ func notFound(w http.ResponseWriter, _ *http.Request) {
 }
 
 // listModels is GET /api/models: the configured models without their
-// provider options (keys never leave the server).
+// provider options (keys never leave the server), and whether the
+// frontend shows token usage (config token_usage.enabled).
 func (s *Server) listModels(w http.ResponseWriter, _ *http.Request, _ *principal) {
 	out := make([]any, 0, len(s.cfg.Models))
 	for _, m := range s.cfg.Models {
@@ -34,7 +35,7 @@ func (s *Server) listModels(w http.ResponseWriter, _ *http.Request, _ *principal
 			"description": nilIfEmpty(m.Description), "supports_thinking": m.SupportsThinking,
 			"supports_reasoning_effort": m.SupportsReasoningEffort, "supports_vision": m.SupportsVision})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"models": out, "token_usage": map[string]any{"enabled": false}})
+	writeJSON(w, http.StatusOK, map[string]any{"models": out, "token_usage": map[string]any{"enabled": s.cfg.TokenUsage.Enabled}})
 }
 
 // features is GET /api/features.

@@ -39,6 +39,7 @@ models:
     use: test:scripted
     model: scripted
     api_key: sk-secret-never-shown
+    context_window: 100000
 tools:
   - name: make_report
     group: file:write
@@ -80,6 +81,8 @@ type envOptions struct {
 	mcp    toolset.MCPSource
 	// config is appended to testConfig (more sections).
 	config string
+	// task, when set, binds the task tool running subagents with it.
+	task builtin.Delegator
 	// extensions is the initial extensions_config.json ("" for none).
 	extensions string
 	// dial, when set, serves MCP servers in memory through a real
@@ -142,6 +145,9 @@ func newEnv(t *testing.T, o envOptions) *env {
 			toolset.PresentFiles:     builtin.NewPresentFiles(layout),
 		},
 		MCP: o.mcp,
+	}
+	if o.task != nil {
+		asm.Builtins[toolset.Task] = builtin.NewTask(o.task)
 	}
 	resets := &resetCounter{}
 	if o.dial != nil {

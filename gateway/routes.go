@@ -24,6 +24,7 @@ func (s *Server) routes() http.Handler {
 	h("POST /api/threads/{tid}/state", s.updateState)
 	h("GET /api/threads/{tid}/messages/page", s.messagesPage)
 	h("POST /api/threads/{tid}/compact", s.compactThread)
+	h("GET /api/threads/{tid}/token-usage", s.threadTokenUsage)
 
 	// Runs, streamed as SSE.
 	h("POST /api/threads/{tid}/runs/stream", s.streamRun)
