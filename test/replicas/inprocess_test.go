@@ -209,6 +209,16 @@ func TestInProcessThreadAcrossReplicas(t *testing.T) {
 	if len(hist) < 3 {
 		t.Errorf("history on A has %d checkpoints, want at least 3 (input, model, tools, model)", len(hist))
 	}
+	// The usage B recorded is served by A.
+	var usage struct {
+		TotalTokens int64            `json:"total_tokens"`
+		TotalRuns   int              `json:"total_runs"`
+		ByCaller    map[string]int64 `json:"by_caller"`
+	}
+	ca.json("GET", "/api/threads/t-across/token-usage", nil, 200, &usage)
+	if usage.TotalRuns != 1 || usage.TotalTokens <= 0 || usage.ByCaller["lead_agent"] != usage.TotalTokens {
+		t.Errorf("token-usage on A = %+v, want B's run with its lead-agent tokens", usage)
+	}
 }
 
 // TestInProcessSecondRunConflicts: while A runs a thread, a run on the
