@@ -53,7 +53,7 @@ func (a *Agent) Compact(ctx context.Context, threadID string, force bool) (*Comp
 		return res, nil
 	}
 	st := cp.State.Clone()
-	c, err := a.summarizer.compact(ctx, st, force, a.logger.With("thread_id", threadID))
+	c, err := a.summarizer.compact(ctx, st, force, a.logger.With("thread_id", threadID), nil)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrCompactionFailed, err)
 	}

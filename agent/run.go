@@ -97,6 +97,8 @@ type runState struct {
 	usage  runUsage
 	// titleJob is the title model call, once started.
 	titleJob *titleJob
+	// summaryFailed is set once a summary could not be written.
+	summaryFailed bool
 }
 
 func (a *Agent) run(ctx context.Context, in Input, emit func(Event, error)) (*Outcome, error) {
@@ -108,7 +110,6 @@ func (a *Agent) run(ctx context.Context, in Input, emit func(Event, error)) (*Ou
 	}
 	r := &runState{a: a, in: in, emit: emit,
 		logger: a.logger.With("thread_id", in.ThreadID, "run_id", in.RunID)}
-	r.countSummaries()
 	reason, err := r.loop(ctx)
 	r.endTitle(ctx, reason, err)
 	out := &Outcome{ThreadID: in.ThreadID, RunID: in.RunID, Reason: reason, Turns: r.turns, Usage: r.usage.loop, State: r.state}

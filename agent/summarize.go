@@ -14,6 +14,7 @@ import (
 
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/model"
+	"github.com/antlerhq/antler/store"
 	"github.com/antlerhq/antler/thread"
 )
 
@@ -48,7 +49,8 @@ var ErrNothingToCompact = errors.New("agent: nothing to compact")
 // the latest user message and date reminders are kept.
 //
 // A failed or empty summary leaves the state as it was and the run goes
-// on; the next model call tries again. Tokens are counted approximately
+// on without summarising again; the next run tries again. Tokens are
+// counted approximately
 // (LangChain's count_tokens_approximately: characters / 4 plus 3 per
 // message); a tokens or fraction trigger also fires when the last
 // assistant message's reported total usage reaches it.
@@ -105,14 +107,23 @@ type summarizer struct {
 
 // summarizeBeforeModel compacts the state when a trigger is reached,
 // reports it as a state event and checkpoints it.
+//
+// After a failed summary the run does not try again: a summary model that
+// is down or hangs would otherwise cost every later model call of the run
+// its timeout. The next run tries again.
 func (r *runState) summarizeBeforeModel(ctx context.Context) error {
 	s := r.a.summarizer
-	if s == nil {
+	if s == nil || r.summaryFailed {
 		return nil
 	}
-	c, err := s.compact(ctx, r.state, false, r.logger)
-	if err != nil || c == nil {
+	count := func(name string, u model.Usage) { r.usage.record.Add(store.CallerMiddleware, name, u) }
+	c, err := s.compact(ctx, r.state, false, r.logger, count)
+	if err != nil {
+		r.summaryFailed = true
 		return nil // logged by compact; the run goes on with its history
+	}
+	if c == nil {
+		return nil
 	}
 	r.applyCompaction(c)
 	return r.checkpoint(ctx, "loop")
@@ -139,8 +150,9 @@ type compaction struct {
 
 // compact summarises the older messages of st when a trigger is reached
 // (or always, with force). nil, nil means there was nothing to do; an
-// error means the summary could not be written.
-func (s *summarizer) compact(ctx context.Context, st *thread.State, force bool, logger *slog.Logger) (*compaction, error) {
+// error means the summary could not be written. count, if not nil, gets
+// the usage of each summary model call with the model's name.
+func (s *summarizer) compact(ctx context.Context, st *thread.State, force bool, logger *slog.Logger, count func(string, model.Usage)) (*compaction, error) {
 	msgs := st.Messages
 	counted := msgs
 	if st.SummaryText != "" {
@@ -159,7 +171,7 @@ func (s *summarizer) compact(ctx context.Context, st *thread.State, force bool, 
 	if len(older) == 0 {
 		return nil, nil
 	}
-	summary, err := s.summarize(ctx, older, st.SummaryText, logger)
+	summary, err := s.summarize(ctx, older, st.SummaryText, logger, count)
 	if err != nil {
 		logger.Warn("summary generation failed; keeping the history this turn", "err", err)
 		return nil, err
@@ -316,7 +328,7 @@ func isRealUserMessage(m model.Message) bool {
 
 // summarize asks the summary model, then the run's model, for a summary
 // of older that folds in previous.
-func (s *summarizer) summarize(ctx context.Context, older []model.Message, previous string, logger *slog.Logger) (string, error) {
+func (s *summarizer) summarize(ctx context.Context, older []model.Message, previous string, logger *slog.Logger, count func(string, model.Usage)) (string, error) {
 	input := s.summaryInput(older, previous)
 	prompt, err := config.SummaryPrompt(s.o.Prompt, input)
 	if err != nil {
@@ -329,7 +341,7 @@ func (s *summarizer) summarize(ctx context.Context, older []model.Message, previ
 	}
 	var errs []error
 	for i, m := range candidates {
-		text, err := s.call(ctx, m, prompt)
+		text, err := s.call(ctx, m, prompt, count)
 		if err == nil {
 			return text, nil
 		}
@@ -342,8 +354,9 @@ func (s *summarizer) summarize(ctx context.Context, older []model.Message, previ
 }
 
 // call runs one bounded summary request; an empty answer is a failure.
-// Nothing is streamed, and the tokens are not the run's.
-func (s *summarizer) call(ctx context.Context, m model.ChatModel, prompt string) (string, error) {
+// Nothing is streamed, and the tokens are not the loop's own (count, if
+// not nil, charges them to the run's record as middleware usage).
+func (s *summarizer) call(ctx context.Context, m model.ChatModel, prompt string, count func(string, model.Usage)) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
 	defer cancel()
 	resp, err := model.Collect(ctx, m, &model.Request{Messages: []model.Message{model.UserText(prompt)}}, nil)
@@ -352,6 +365,9 @@ func (s *summarizer) call(ctx context.Context, m model.ChatModel, prompt string)
 	}
 	if resp == nil {
 		return "", model.ErrNoResponse
+	}
+	if count != nil {
+		count(ModelName(m), resp.Usage)
 	}
 	text := strings.TrimSpace(messageText(resp.Message))
 	if text == "" {

@@ -15,6 +15,7 @@ import (
 	"github.com/antlerhq/antler/model/modeltest"
 	"github.com/antlerhq/antler/store"
 	"github.com/antlerhq/antler/thread"
+	"github.com/antlerhq/antler/tool"
 )
 
 func msg(id string, role model.Role, text string) model.Message {
@@ -277,6 +278,37 @@ func TestSummaryFailureKeepsHistory(t *testing.T) {
 				t.Errorf("run model calls = %d, want 2 (summary, answer)", chat.Calls())
 			}
 		})
+	}
+}
+
+// A failed summary is not tried again in the same run: a summary model
+// that is down would otherwise cost every later model call its timeout.
+func TestSummaryNotRetriedInARunAfterAFailure(t *testing.T) {
+	history := []model.Message{msg("u1", model.RoleUser, "q1"), msg("a1", model.RoleAssistant, "a1"),
+		msg("u2", model.RoleUser, "q2"), msg("a2", model.RoleAssistant, "a2")}
+	summ := modeltest.New(modeltest.Turn{Status: 500, Error: "down"})
+	run := modeltest.New(
+		modeltest.Turn{Status: 500, Error: "also down"}, // the fallback summary
+		modeltest.Turn{ToolCalls: []model.ToolCall{{Name: "echo", Arguments: json.RawMessage(`{}`)}}},
+		modeltest.Turn{Text: "done"},
+		modeltest.Turn{Text: "summary at last"},
+		modeltest.Turn{Text: "next run"})
+	a := newAgent(t, agent.Options{Model: run, Tools: []*tool.Tool{textTool("echo", "ok")},
+		Summarization: &agent.SummarizationOptions{Model: summ, Trigger: byMessages(3), Keep: keepMessages(1)}})
+	evs, out := runWith(t, a, &thread.State{Messages: history})
+	if len(summaryEvents(evs)) != 0 || out.Reason != agent.StopCompleted {
+		t.Fatalf("summaries = %d, reason %s", len(summaryEvents(evs)), out.Reason)
+	}
+	// Two model calls of the loop and one summary attempt on each model:
+	// none before the second loop call.
+	if summ.Calls() != 1 || run.Calls() != 3 {
+		t.Errorf("summary model calls = %d (want 1), run model calls = %d (want 3: fallback summary, tool call, answer)",
+			summ.Calls(), run.Calls())
+	}
+	// The next run tries again.
+	evs, out = runWith(t, a, out.State)
+	if len(summaryEvents(evs)) != 1 || out.State.SummaryText != "summary at last" {
+		t.Errorf("second run: summaries = %d, summary_text %q", len(summaryEvents(evs)), out.State.SummaryText)
 	}
 }
 

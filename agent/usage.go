@@ -1,9 +1,7 @@
 package agent
 
 import (
-	"context"
 	"encoding/json"
-	"iter"
 
 	"github.com/antlerhq/antler/model"
 	"github.com/antlerhq/antler/store"
@@ -45,64 +43,10 @@ type namedModel struct {
 
 // ModelName returns the name NamedModel gave m, "" when it has none.
 func ModelName(m model.ChatModel) string {
-	switch m := m.(type) {
-	case *namedModel:
-		return m.name
-	case *countedModel:
-		return m.name
+	if n, ok := m.(*namedModel); ok {
+		return n.name
 	}
 	return ""
-}
-
-// countedModel passes calls to a model and counts the usage of each
-// complete response with count. It is made per run, and its calls are made
-// from the run's goroutine.
-type countedModel struct {
-	inner model.ChatModel
-	name  string
-	count func(name string, u model.Usage)
-}
-
-func (c *countedModel) Generate(ctx context.Context, req *model.Request) iter.Seq2[model.Event, error] {
-	return func(yield func(model.Event, error) bool) {
-		for ev, err := range c.inner.Generate(ctx, req) {
-			if err == nil && ev.Response != nil {
-				c.count(c.name, ev.Response.Usage)
-			}
-			if !yield(ev, err) {
-				return
-			}
-		}
-	}
-}
-
-// countSummaries gives the run its own copy of the agent whose summarizer
-// counts its model calls as the run's middleware usage: the summarizer is
-// shared by the agent's runs, so the counting models are made per run.
-// The summary model and the run's model stay one model when they are one.
-func (r *runState) countSummaries() {
-	s := r.a.summarizer
-	if s == nil {
-		return
-	}
-	count := func(name string, u model.Usage) { r.usage.record.Add(store.CallerMiddleware, name, u) }
-	wrap := func(m model.ChatModel) model.ChatModel {
-		return &countedModel{inner: m, name: ModelName(m), count: count}
-	}
-	sc := *s
-	o := *s.o
-	sc.o = &o
-	sc.run = wrap(s.run)
-	switch o.Model {
-	case nil:
-	case s.run:
-		o.Model = sc.run
-	default:
-		o.Model = wrap(o.Model)
-	}
-	a := *r.a
-	a.summarizer = &sc
-	r.a = &a
 }
 
 // runUsage is the usage of a run in progress; it is owned by the run's
