@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -194,15 +193,7 @@ func (p *parser) validateSummarization() {
 			p.invalid("summarization.summary_prompt", "%v", err)
 		}
 	}
-	if s.ModelName != "" {
-		if _, ok := p.cfg.Model(s.ModelName); !ok {
-			names := make([]string, len(p.cfg.Models))
-			for i, m := range p.cfg.Models {
-				names[i] = m.Name
-			}
-			p.invalid("summarization.model_name", "no model named %q in models (configured: %s)", s.ModelName, strings.Join(names, ", "))
-		}
-	}
+	p.checkModelName("summarization.model_name", s.ModelName)
 	if s.Enabled && len(s.Trigger) == 0 {
 		p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s: summarization is enabled without a trigger; threads are never summarised automatically", p.file))
 	}

@@ -56,13 +56,21 @@ func (p *parser) validateTitle() {
 	} else if _, err := TitlePrompt(t.PromptTemplate, 1, "", ""); err != nil {
 		p.invalid("title.prompt_template", "%v", err)
 	}
-	if t.ModelName != "" {
-		if _, ok := p.cfg.Model(t.ModelName); !ok {
-			names := make([]string, len(p.cfg.Models))
-			for i, m := range p.cfg.Models {
-				names[i] = m.Name
-			}
-			p.invalid("title.model_name", "no model named %q in models (configured: %s)", t.ModelName, strings.Join(names, ", "))
-		}
+	p.checkModelName("title.model_name", t.ModelName)
+}
+
+// checkModelName reports a model_name at key that names no models[]
+// entry ("" names none and is fine), listing the configured names.
+func (p *parser) checkModelName(key, name string) {
+	if name == "" {
+		return
 	}
+	if _, ok := p.cfg.Model(name); ok {
+		return
+	}
+	names := make([]string, len(p.cfg.Models))
+	for i, m := range p.cfg.Models {
+		names[i] = m.Name
+	}
+	p.invalid(key, "no model named %q in models (configured: %s)", name, strings.Join(names, ", "))
 }
