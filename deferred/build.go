@@ -298,7 +298,8 @@ func analyseASCIIRun[T text](a *analyzer, raw T) rawRun {
 }
 
 // analyseRun analyses a run of letters and digits, some of them not
-// ASCII: its words come from [splitWords], and its ASCII letter/digit
+// ASCII: its words come from [splitWords] and, for Chinese text, the
+// English words of its glosses ([eachGloss]); its ASCII letter/digit
 // runs (the parts between non-ASCII characters) are recorded for the
 // regex pre-filter.
 func (a *analyzer) analyseRun(raw string) rawRun {
@@ -321,11 +322,13 @@ func (a *analyzer) analyseRun(raw string) rawRun {
 		}
 	}
 	ri.start = int32(len(a.runData))
-	splitWords(raw, func(w string) {
+	emit := func(w string) {
 		if id := a.word([]byte(w)); id >= 0 {
 			a.runData = append(a.runData, id)
 		}
-	})
+	}
+	splitWords(raw, emit)
+	eachGlossWord(raw, emit) // Chinese text: its English glosses too
 	ri.end = int32(len(a.runData))
 	return ri
 }

@@ -6,28 +6,72 @@ import (
 	"testing"
 )
 
-// eachDerivation binary-searches the embedded file: its data lines must be
-// sorted by stem, unique, and hold at least one related stem each.
-func TestDerivationsFileIsSortedAndWellFormed(t *testing.T) {
-	var keys []string
-	for _, off := range derivationLines() {
-		f := strings.Fields(lineAt(off))
-		if len(f) < 2 {
-			t.Fatalf("line %q: want a stem and at least one related stem", lineAt(off))
+// The embedded data files are binary-searched in place: their data lines
+// must be sorted by key, one line per key, each with at least one value.
+func TestDataFilesAreSortedAndWellFormed(t *testing.T) {
+	tests := []struct {
+		name, text, regenerate string
+		minLines               int
+	}{
+		{"derivations.txt", derivationsText, "go generate ./deferred (genderiv)", 1000},
+		{"cedict.txt", cedictText, "go generate ./deferred (gencedict)", 50000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var keys []string
+			for line := range strings.Lines(newSortedLines(tt.text).text) {
+				line = strings.TrimSuffix(line, "\n")
+				f := strings.Fields(line)
+				if len(f) < 2 || strings.HasPrefix(line, " ") || strings.Contains(line, "  ") {
+					t.Fatalf("line %q: want a key and at least one value, single spaces", line)
+				}
+				keys = append(keys, f[0])
+			}
+			if len(keys) < tt.minLines {
+				t.Fatalf("only %d lines", len(keys))
+			}
+			if !slices.IsSorted(keys) || len(slices.Compact(slices.Clone(keys))) != len(keys) {
+				t.Errorf("not sorted by key with one line per key; regenerate it with %s", tt.regenerate)
+			}
+		})
+	}
+}
+
+func TestSortedLinesFind(t *testing.T) {
+	s := newSortedLines("# header\n# more\nb 1\nbb 2 3\nc 4\nd 5\n")
+	tests := []struct {
+		key, want string
+		ok        bool
+	}{
+		{"b", "1", true},
+		{"bb", "2 3", true},
+		{"c", "4", true},
+		{"d", "5", true},
+		{"a", "", false},  // before every key
+		{"e", "", false},  // after every key
+		{"ba", "", false}, // between keys
+		{"", "", false},
+		{"# header", "", false},
+	}
+	for _, tt := range tests {
+		got, ok := s.find(tt.key)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("find(%q) = %q, %v; want %q, %v", tt.key, got, ok, tt.want, tt.ok)
 		}
-		keys = append(keys, f[0])
 	}
-	if len(keys) < 1000 {
-		t.Fatalf("only %d derivation lines", len(keys))
-	}
-	if !slices.IsSorted(keys) || len(slices.Compact(slices.Clone(keys))) != len(keys) {
-		t.Error("derivations.txt is not sorted by stem with one line per stem; regenerate it with go generate ./deferred")
+	// No trailing newline, one line, no lines.
+	for _, text := range []string{"a 1\nb 2", "b 2", ""} {
+		_, ok := newSortedLines(text).find("b")
+		if ok != (text != "") {
+			t.Errorf("find(b) in %q = %v", text, ok)
+		}
 	}
 }
 
 func TestEachDerivation(t *testing.T) {
-	firstStem, _, _ := strings.Cut(lineAt(derivationLines()[0]), " ")
-	lastStem, _, _ := strings.Cut(lineAt(derivationLines()[len(derivationLines())-1]), " ")
+	lines := strings.Split(strings.TrimSpace(newSortedLines(derivationsText).text), "\n")
+	firstStem, _, _ := strings.Cut(lines[0], " ")
+	lastStem, _, _ := strings.Cut(lines[len(lines)-1], " ")
 	tests := []struct {
 		name, stem string
 		want       string // a stem that must be among the derivations; "" for none at all

@@ -135,27 +135,16 @@ type qterm struct {
 
 // queryTerms returns the query's term groups: for each distinct query
 // word, its index term at weight 1 and the index terms it also matches at
-// lower weight (lexicon synonyms, truncation matches). A document scores
+// lower weight (lexicon synonyms, truncation matches), and for each
+// Chinese dictionary word its English glosses. A document scores
 // the best match of each group, so a word's variants never add up.
 // seq is the index term of each query word that is not a stop word, in
 // query order (-1 for a word the catalogue lacks), for phrase matches.
 func (ix *index) queryTerms(query string) (out [][]qterm, seq []int32) {
 	splitWords(query, func(w string) {
-		if len(w) < 2 || stopWord(w) {
+		st, exact, ok := ix.queryWord(w)
+		if !ok {
 			return
-		}
-		var st string
-		if id, ok := ix.words[w]; ok {
-			if id < 0 {
-				return
-			}
-			st = ix.termStr[id]
-		} else {
-			st = stemWord(w)
-		}
-		exact := int32(-1)
-		if id, ok := ix.terms[st]; ok {
-			exact = id
 		}
 		seq = append(seq, exact)
 		var g []qterm
@@ -194,12 +183,47 @@ func (ix *index) queryTerms(query string) (out [][]qterm, seq []int32) {
 		}
 		out = append(out, g)
 	})
+	// The English glosses of Chinese words: one group a word, its gloss
+	// words alternatives of each other (组合: assemble, combine,
+	// combination).
+	eachGloss(query, func(gloss string) {
+		var g []qterm
+		for w := range strings.FieldsSeq(gloss) {
+			if _, id, ok := ix.queryWord(w); ok && id >= 0 && !slices.ContainsFunc(g, func(q qterm) bool { return q.id == id }) {
+				g = append(g, qterm{id, 1})
+			}
+		}
+		if len(g) > 0 && !slices.ContainsFunc(out, func(o []qterm) bool { return o[0] == g[0] }) {
+			out = append(out, g)
+		}
+	})
 	if mentionsPath(query) {
 		if id, ok := ix.terms["file"]; ok {
 			out = append(out, []qterm{{id, pathFileWeight}})
 		}
 	}
 	return out, seq
+}
+
+// queryWord returns the index term of a lowercased query word and its
+// id (-1 when the catalogue lacks it); ok is false for a word that
+// carries no signal (a stop word, a single character).
+func (ix *index) queryWord(w string) (term string, id int32, ok bool) {
+	if len(w) < 2 || stopWord(w) {
+		return "", -1, false
+	}
+	if id, ok := ix.words[w]; ok {
+		if id < 0 {
+			return "", -1, false
+		}
+		return ix.termStr[id], id, true
+	}
+	term = stemWord(w)
+	id = -1
+	if tid, ok := ix.terms[term]; ok {
+		id = tid
+	}
+	return term, id, true
 }
 
 // prefixMatches calls fn with the index terms, other than q itself, that

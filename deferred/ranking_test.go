@@ -9,8 +9,9 @@ import (
 
 // TestRankingSignals checks one query per ranking signal: the name
 // phrase bonus, lexicon synonyms with the path → file term and the lead
-// sentence, decompounded name identifiers, WordNet derivations, and
-// Chinese text matched by character bigrams.
+// sentence, decompounded name identifiers, WordNet derivations, Chinese
+// text matched by character bigrams, and Chinese matched to English
+// through dictionary glosses.
 func TestRankingSignals(t *testing.T) {
 	c := NewCatalog([]*tool.Tool{
 		fakeTool("charts", "charts_chart_bar_colors", "Set the colours of a chart's bars.", nil),
@@ -23,6 +24,9 @@ func TestRankingSignals(t *testing.T) {
 		fakeTool("money", "money_convert", "Convert an amount between currencies.", nil),
 		fakeTool("bing", "bing_search", "使用必应搜索指定的关键词，并返回搜索结果列表", nil),
 		fakeTool("news", "news_hot", "获取今日热点新闻榜单", nil),
+		fakeTool("cook", "cook_what_to_eat", "不知道吃什么？根据人数推荐菜品组合", nil),
+		fakeTool("people", "people_search", "Search people by name.", nil),
+		fakeTool("weather", "weather_forecast", "Forecast for a city.", nil),
 	})
 	tests := []struct {
 		name, query, want string
@@ -33,6 +37,8 @@ func TestRankingSignals(t *testing.T) {
 		{"derivation: conversion → convert", "currency conversion", "money_convert"},
 		{"Chinese bigrams: a query without spaces", "帮我搜索关键词", "bing_search"},
 		{"Chinese bigrams: another wording", "今天有什么热点新闻", "news_hot"},
+		{"English query, Chinese description: CC-CEDICT glosses", "recommend a combination of dishes for four people", "cook_what_to_eat"},
+		{"Chinese query, English description: CC-CEDICT glosses", "获取天气预报", "weather_forecast"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

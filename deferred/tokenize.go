@@ -146,15 +146,30 @@ func isLetters(w string) bool {
 	return true
 }
 
-// terms appends to dst the index terms of s: its words, minus stop words
-// and single characters, stemmed.
+// terms appends to dst the index terms of text: its words, minus stop
+// words and single characters, stemmed, each run of letters and digits
+// followed by the words of the English glosses of its Chinese text. It
+// is the plain definition of what the analyser computes.
 func (s *stemmer) terms(dst []string, text string) []string {
-	splitWords(text, func(w string) {
+	add := func(w string) {
 		if len(w) < 2 || stopWord(w) {
 			return
 		}
 		dst = append(dst, s.stem(w))
-	})
+	}
+	start := -1
+	for i, r := range text + " " {
+		switch {
+		case isWordRune(r):
+			if start < 0 {
+				start = i
+			}
+		case start >= 0:
+			splitWords(text[start:i], add)
+			eachGlossWord(text[start:i], add)
+			start = -1
+		}
+	}
 	return dst
 }
 
