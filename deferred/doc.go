@@ -28,7 +28,10 @@
 // stop words, a small hand-written lexicon of software and everyday
 // synonyms (lexicon.txt) and WordNet's derivationally related forms
 // (derivations.txt) — a query word scores its best form, never the sum
-// of its forms — truncation matches and name/server boosts. A query
+// of its forms — truncation matches and name/server boosts. Chinese
+// text is also read as the English glosses of its CC-CEDICT words
+// (cedict.txt), so English queries find Chinese descriptions and the
+// other way round. A query
 // that is a valid regular expression matching some tools still returns
 // those first, as DeerFlow's single-regex search did.
 package deferred
