@@ -399,8 +399,9 @@ func buildIndexSplit(tools []*tool.Tool, m int, beside func()) *index {
 	servers := make(map[string]int32)
 
 	// The analyser takes tools[:m]; the second goroutine reads tools[m:]
-	// into part, then runs beside while the analyser replays the part
-	// and lays out the postings.
+	// into part, then runs beside and builds the synonym table (which
+	// depends on no tool) while the analyser replays the part and lays
+	// out the postings.
 	part := &rawPart{}
 	done, besideDone := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -412,17 +413,22 @@ func buildIndexSplit(tools []*tool.Tool, m int, beside func()) *index {
 		if beside != nil {
 			beside()
 		}
+		ix.syn = buildSynonyms(&stemmer{cache: make(map[string]string)})
 	}()
 	var partRuns []rawRun // by run number of part
 
 	// The term ids of every document, field after field, in one array:
 	// document d's field k is flat[off[d*numFields+k]:off[d*numFields+k+1]].
-	// About one term per eight bytes of prose (the lead sentence counts
-	// twice) and one per 32 bytes of schema, most of which is JSON syntax
-	// and types.
+	// About one term per five bytes of prose and one per 32 bytes of
+	// schema, most of which is JSON syntax and types. English prose has
+	// about one term per eight bytes, but the lead sentence counts twice
+	// and Chinese text, three bytes a character, yields a bigram per
+	// character and the words of its glosses: on the LiveMCPBench
+	// catalogue (9 % of the prose bytes not ASCII) one per eight bytes
+	// fell 30 % short, and growing flat copies it.
 	size := 0
 	for _, t := range tools {
-		size += (len(t.Name)+len(t.Description))/8 + len(t.InputSchema)/32
+		size += (len(t.Name)+len(t.Description))/5 + len(t.InputSchema)/32
 	}
 	flat := make([]int32, 0, size+4*n)
 	off := make([]int32, 1, n*numFields+1)
@@ -529,14 +535,13 @@ func buildIndexSplit(tools []*tool.Tool, m int, beside func()) *index {
 	}
 
 	<-done
-	// The analysis is over: the regex run index, the name pairs, the
-	// lexicon and the sorted terms are laid out beside the postings.
+	// The analysis is over: the regex run index, the name pairs and the
+	// sorted terms are laid out beside the postings.
 	tail := make(chan struct{})
 	go func() {
 		defer close(tail)
 		ix.runDocs = a.runDocs()
 		ix.nameBigrams = nameBigramIndex(bigrams, n)
-		ix.syn = buildSynonyms(&stemmer{cache: make(map[string]string)})
 		ix.sorted = slices.Clone(ix.termStr)
 		slices.Sort(ix.sorted)
 	}()
