@@ -1,12 +1,10 @@
 package deferred
 
 import (
-	"cmp"
 	"math"
 	"math/bits"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/antlerhq/antler/tool"
@@ -29,10 +27,11 @@ func (ix *index) runDocsOf(r string) []int32 {
 // the regex pre-filter.
 type analyzer struct {
 	ix      *index
-	lb      []byte      // lowercased run being analysed
-	raw     runTable    // by run as written
-	runData []int32     // run ids and term ids of the raw runs (see rawRun)
-	rec     runRecorder // the regex-index runs of the analysed documents
+	lb      []byte     // lowercased run being analysed
+	raw     runTable   // by run as written
+	runData []int32    // run ids and term ids of the raw runs (see rawRun)
+	runLast []int32    // by run id: the last document recorded
+	occ     [][]runOcc // (run, document) pairs, documents ascending, in chunks
 }
 
 // rawRun is what a letter/digit run, as written, analyses to: the ids of
@@ -78,7 +77,7 @@ func (a *analyzer) runID(r []byte) int32 {
 		s := string(r)
 		ix.runIDs[s] = id
 		ix.runList = append(ix.runList, s)
-		a.rec.last = append(a.rec.last, -1)
+		a.runLast = append(a.runLast, -1)
 	}
 	return id
 }
@@ -117,20 +116,13 @@ func analyse[T text](a *analyzer, dst []int32, s T, doc int32) []int32 {
 }
 
 // use appends the term ids of an analysed run to dst and, when doc ≥ 0,
-// records its regex-index runs for doc in a.rec.
+// records its regex-index runs for doc (once per document).
 func (a *analyzer) use(dst []int32, ri rawRun, doc int32) []int32 {
-	return a.useIn(&a.rec, dst, ri, doc)
-}
-
-// useIn is use recording into rec (once per document). Once the
-// analysis is over, runData no longer changes and goroutines with a
-// recorder each can use runs side by side.
-func (a *analyzer) useIn(rec *runRecorder, dst []int32, ri rawRun, doc int32) []int32 {
 	if doc >= 0 {
 		for _, id := range a.runData[ri.runs:ri.start] {
-			if rec.last[id] != doc {
-				rec.last[id] = doc
-				rec.add(runOcc{run: id, doc: doc})
+			if a.runLast[id] != doc {
+				a.runLast[id] = doc
+				a.record(runOcc{run: id, doc: doc})
 			}
 		}
 	}
@@ -341,21 +333,14 @@ func (a *analyzer) analyseRun(raw string) rawRun {
 	return ri
 }
 
-// runRecorder records the regex-index runs of documents, each once per
-// document, documents ascending.
-type runRecorder struct {
-	last  []int32    // by run id: the last document recorded
-	occ   [][]runOcc // (run, document) pairs, in chunks
-	chunk int        // capacity of a new chunk; 0 means 1<<14
-}
-
-// add appends o to the run occurrences. They grow in chunks, not one
+// record appends o to the run occurrences. They grow in chunks, not one
 // array, so growing never copies them.
-func (r *runRecorder) add(o runOcc) {
-	if len(r.occ) == 0 || len(r.occ[len(r.occ)-1]) == cap(r.occ[len(r.occ)-1]) {
-		r.occ = append(r.occ, make([]runOcc, 0, cmp.Or(r.chunk, 1<<14)))
+func (a *analyzer) record(o runOcc) {
+	const chunk = 1 << 14
+	if len(a.occ) == 0 || len(a.occ[len(a.occ)-1]) == chunk {
+		a.occ = append(a.occ, make([]runOcc, 0, chunk))
 	}
-	last := &r.occ[len(r.occ)-1]
+	last := &a.occ[len(a.occ)-1]
 	*last = append(*last, o)
 }
 
@@ -363,7 +348,7 @@ func (r *runRecorder) add(o runOcc) {
 func (a *analyzer) runDocs() [][]int32 {
 	nr := len(a.ix.runList)
 	count := make([]int32, nr+1)
-	for _, c := range a.rec.occ {
+	for _, c := range a.occ {
 		for _, o := range c {
 			count[o.run+1]++
 		}
@@ -376,7 +361,7 @@ func (a *analyzer) runDocs() [][]int32 {
 	for r := range nr {
 		out[r] = docs[count[r]:count[r]:count[r+1]]
 	}
-	for _, c := range a.rec.occ { // documents ascending
+	for _, c := range a.occ { // documents ascending
 		for _, o := range c {
 			out[o.run] = append(out[o.run], o.doc)
 		}
@@ -391,15 +376,12 @@ func isLowerASCII(c byte) bool { return 'a' <= c && c <= 'z' }
 // second goroutine during the build (after that goroutine's share of the
 // analysis, see splitPoint); buildIndex returns after it has returned.
 func buildIndex(tools []*tool.Tool, beside func()) *index {
-	return buildIndexSplit(tools, splitPoint(tools), -1, replayChunk, beside)
+	return buildIndexSplit(tools, splitPoint(tools), beside)
 }
 
-// buildIndexSplit is buildIndex with the second goroutine reading
-// tools[m0:] (see rawPart) and the analyser taking tools[:m], m ≥ m0;
-// m < 0 means up to the first document at or after m0 it meets once the
-// second goroutine is free (or to the end). The documents after m are
-// replayed chunk documents at a time.
-func buildIndexSplit(tools []*tool.Tool, m0, m, chunk int, beside func()) *index {
+// buildIndexSplit is buildIndex with the analyser taking tools[:m] and
+// the second goroutine reading tools[m:] (see rawPart).
+func buildIndexSplit(tools []*tool.Tool, m int, beside func()) *index {
 	n := len(tools)
 	ix := &index{
 		n:          n,
@@ -416,34 +398,24 @@ func buildIndexSplit(tools []*tool.Tool, m0, m, chunk int, beside func()) *index
 	a.raw.init(1 << 14)
 	servers := make(map[string]int32)
 
-	// The second goroutine reads tools[m0:] into part, then runs beside
-	// and builds the synonym table (which depends on no tool) while the
-	// analyser analyses documents: so that neither waits for the other,
-	// the analyser goes on past m0 until the second goroutine is free.
-	// The analyser then merges the part's runs, both goroutines replay
-	// the documents left (see replay) and the analyser lays out the
-	// postings.
+	// The analyser takes tools[:m]; the second goroutine reads tools[m:]
+	// into part, then runs beside and builds the synonym table (which
+	// depends on no tool) while the analyser replays the part and lays
+	// out the postings.
 	part := &rawPart{}
 	done, besideDone := make(chan struct{}), make(chan struct{})
-	merged := make(chan struct{})
-	var free atomic.Bool // the second goroutine waits for merged
-	var r *replay        // set before merged is closed; nil: no replay
 	go func() {
 		defer close(besideDone)
-		if m0 < n {
-			part.read(tools[m0:])
+		if m < n {
+			part.read(tools[m:])
 		}
 		close(done)
 		if beside != nil {
 			beside()
 		}
 		ix.syn = buildSynonyms(&stemmer{cache: make(map[string]string)})
-		free.Store(true)
-		<-merged
-		if r != nil {
-			r.run(&docScratch{last: slices.Repeat([]int32{-1}, len(ix.runList))})
-		}
 	}()
+	var partRuns []rawRun // by run number of part
 
 	// The term ids of every document, field after field, in one array:
 	// document d's field k is flat[off[d*numFields+k]:off[d*numFields+k+1]].
@@ -458,34 +430,109 @@ func buildIndexSplit(tools []*tool.Tool, m0, m, chunk int, beside func()) *index
 	for _, t := range tools {
 		size += (len(t.Name)+len(t.Description))/5 + len(t.InputSchema)/32
 	}
-	w := &docWriter{
-		flat:    make([]int32, 0, size+4*n),
-		off:     make([]int32, 1, n*numFields+1),
-		names:   make([]int32, 0, 8*n),
-		bigrams: make([]nameBigram, 0, 4*n),
-		g:       &docScratch{},
+	flat := make([]int32, 0, size+4*n)
+	off := make([]int32, 1, n*numFields+1)
+	var totalLen [numFields]float64
+	end := func(k int) {
+		off = append(off, int32(len(flat)))
+		totalLen[k] += float64(off[len(off)-1] - off[len(off)-2])
 	}
-	if m < 0 {
-		for m = 0; m < n && (m < m0 || !free.Load()); m++ {
-			a.analyseDoc(w, tools[m], m, servers)
+
+	names := make([]int32, 0, 8*n)
+	bigrams := make([]nameBigram, 0, 4*n) // consecutive name terms, documents ascending
+	var pd []int32                        // parameter descriptions of the current document
+	var nameTerm, proseTerm []bool        // by term id
+	mark := func(set *[]bool, ids []int32) {
+		for _, id := range ids {
+			for int(id) >= len(*set) {
+				*set = append(*set, false)
+			}
+			(*set)[id] = true
 		}
-	} else {
-		for d := range m {
-			a.analyseDoc(w, tools[d], d, servers)
+	}
+	for d, t := range tools {
+		doc := int32(d)
+		if d == m {
+			<-done
+			partRuns = a.merge(part)
 		}
+		if d < m {
+			flat = a.terms(flat, t.Name, doc)
+		} else {
+			flat = a.replay(flat, part.segment(d-m, segName), partRuns, doc)
+		}
+		end(fieldName)
+		nt := flat[off[len(off)-2]:]
+		for i := 1; i < len(nt); i++ {
+			if nt[i-1] == nt[i] {
+				continue
+			}
+			bigrams = append(bigrams, nameBigram{key: bigram(nt[i-1], nt[i]), doc: doc})
+		}
+		nameStart := len(names)
+		for _, id := range flat[off[len(off)-2]:] {
+			if !slices.Contains(names[nameStart:], id) {
+				names = append(names, id)
+			}
+		}
+		ix.nameTerms[d] = names[nameStart:len(names):len(names)]
+		mark(&nameTerm, names[nameStart:])
+		ix.lowerNames[d] = lowerASCII(t.Name)
+		ix.names[d] = t.Name
+
+		ix.server[d] = -1
+		if srv := t.Meta["mcp_server"]; srv != "" {
+			sid, ok := servers[srv]
+			if !ok {
+				sid = int32(len(ix.serverTerms))
+				servers[srv] = sid
+				var ids []int32
+				for _, id := range a.terms(nil, srv, -1) {
+					if !slices.Contains(ids, id) {
+						ids = append(ids, id)
+					}
+				}
+				ix.serverTerms = append(ix.serverTerms, ids)
+			}
+			ix.server[d] = sid
+			flat = append(flat, ix.serverTerms[sid]...)
+		}
+		end(fieldServer)
+
+		// The lead sentence is analysed first so that its terms, a prefix
+		// of the description's, can be copied into the lead field.
+		descStart := len(flat)
+		var leadTerms int
+		pd = pd[:0]
+		if d < m {
+			lead := leadEnd(t.Description)
+			flat = a.terms(flat, t.Description[:lead], doc)
+			leadTerms = len(flat) - descStart
+			flat = a.terms(flat, t.Description[lead:], doc)
+			mark(&proseTerm, flat[off[len(off)-1]:])
+			end(fieldDescription)
+			forEachParam(t.InputSchema, func(name, desc []byte) {
+				flat = analyse(a, flat, name, -1)
+				pd = analyse(a, pd, desc, -1)
+			})
+		} else {
+			i := d - m
+			flat = a.replay(flat, part.segment(i, segLead), partRuns, doc)
+			leadTerms = len(flat) - descStart
+			flat = a.replay(flat, part.segment(i, segRest), partRuns, doc)
+			mark(&proseTerm, flat[off[len(off)-1]:])
+			end(fieldDescription)
+			flat = a.replay(flat, part.segment(i, segParamName), partRuns, -1)
+			pd = a.replay(pd, part.segment(i, segParamDescription), partRuns, -1)
+		}
+		end(fieldParamName)
+		flat = append(flat, pd...)
+		end(fieldParamDescription)
+		flat = append(flat, flat[descStart:descStart+leadTerms]...)
+		end(fieldLead)
+
+		ix.descs[d] = t.Description
 	}
-	<-done
-	if m < n {
-		r = a.newReplay(part, tools, m0, m, chunk, servers)
-	}
-	close(merged)
-	if r != nil {
-		w.g.last = a.rec.last // documents before m
-		r.run(w.g)
-		r.join(w, servers)
-	}
-	flat, off, totalLen, bigrams := w.flat, w.off, w.totalLen, w.bigrams
-	nameTerm, proseTerm := w.g.nameTerm, w.g.proseTerm
 
 	<-done
 	// The analysis is over: the regex run index, the name pairs and the
