@@ -56,7 +56,7 @@ func (a *analyzer) termID(term string) int32 {
 }
 
 // word returns the term id of a lowercased word, -1 when it is dropped.
-func (a *analyzer) word(w []byte) int32 {
+func word[T text](a *analyzer, w T) int32 {
 	if id, ok := a.ix.words[string(w)]; ok { // no allocation
 		return id
 	}
@@ -284,13 +284,13 @@ func analyseASCIIRun[T text](a *analyzer, raw T) rawRun {
 			split = j - 1
 		}
 		if split > ws {
-			if id := a.word(a.lb[ws:split]); id >= 0 {
+			if id := word(a, a.lb[ws:split]); id >= 0 {
 				a.runData = append(a.runData, id)
 			}
 			ws = split
 		}
 	}
-	if id := a.word(a.lb[ws:]); id >= 0 {
+	if id := word(a, a.lb[ws:]); id >= 0 {
 		a.runData = append(a.runData, id)
 	}
 	ri.end = int32(len(a.runData))
@@ -323,7 +323,7 @@ func (a *analyzer) analyseRun(raw string) rawRun {
 	}
 	ri.start = int32(len(a.runData))
 	emit := func(w string) {
-		if id := a.word([]byte(w)); id >= 0 {
+		if id := word(a, w); id >= 0 {
 			a.runData = append(a.runData, id)
 		}
 	}
@@ -399,9 +399,8 @@ func buildIndexSplit(tools []*tool.Tool, m int, beside func()) *index {
 	servers := make(map[string]int32)
 
 	// The analyser takes tools[:m]; the second goroutine reads tools[m:]
-	// into part, then runs beside and builds the synonym table (which
-	// depends on no tool) while the analyser replays the part and lays
-	// out the postings.
+	// into part, then runs beside while the analyser replays the part and
+	// lays out the postings.
 	part := &rawPart{}
 	done, besideDone := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -413,8 +412,8 @@ func buildIndexSplit(tools []*tool.Tool, m int, beside func()) *index {
 		if beside != nil {
 			beside()
 		}
-		ix.syn = buildSynonyms(&stemmer{cache: make(map[string]string)})
 	}()
+	ix.syn = synonyms()
 	var partRuns []rawRun // by run number of part
 
 	// The term ids of every document, field after field, in one array:

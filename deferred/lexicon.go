@@ -3,13 +3,20 @@ package deferred
 import (
 	_ "embed"
 	"strings"
+	"sync"
 )
 
 //go:embed lexicon.txt
 var lexiconText string
 
 // synonyms maps each stemmed lexicon word to the other stemmed words of
-// its groups.
+// its groups. It depends on no catalogue, so it is built once per
+// process, on first use, and shared (read-only) by every index.
+var synonyms = sync.OnceValue(func() map[string][]string {
+	return buildSynonyms(&stemmer{cache: make(map[string]string)})
+})
+
+// buildSynonyms builds the synonym table of lexicon.txt.
 func buildSynonyms(st *stemmer) map[string][]string {
 	out := make(map[string][]string)
 	for line := range strings.Lines(lexiconText) {

@@ -40,12 +40,18 @@ func (s *sortedLines) line(i int) (key, rest string) {
 	return key, rest
 }
 
+// keyAt returns the key of line i.
+func (s *sortedLines) keyAt(i int) string {
+	l := s.text[s.starts[i]:]
+	if j := strings.IndexByte(l, ' '); j >= 0 {
+		l = l[:j]
+	}
+	return l
+}
+
 // search returns the first line whose key is not less than key.
 func (s *sortedLines) search(key string) int {
-	return sort.Search(len(s.starts), func(i int) bool {
-		k, _ := s.line(i)
-		return k >= key
-	})
+	return sort.Search(len(s.starts), func(i int) bool { return s.keyAt(i) >= key })
 }
 
 // find returns the rest of key's line (after the first space), and
