@@ -30,7 +30,7 @@ var cedict = sync.OnceValue(func() *sortedLines { return newSortedLines(cedictTe
 // English, in both directions (a Chinese description to an English
 // query, a Chinese query to an English description).
 func eachGloss(s string, fn func(gloss string)) {
-	dict := cedict()
+	var dict *sortedLines // loaded at the first Han character: most text has none
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		if !isHan(r) {
@@ -44,6 +44,9 @@ func eachGloss(s string, fn func(gloss string)) {
 				break
 			}
 			j += m
+		}
+		if dict == nil {
+			dict = cedict()
 		}
 		segmentHan(dict, s[i:j], fn)
 		i = j

@@ -6,9 +6,11 @@ import (
 )
 
 // sortedLines is a text of "key rest" lines, one line per key, sorted by
-// key (bytewise), after a header of "#" comment lines, with the start
-// offset of each line for binary search. Built once per data file, it is
-// immutable and safe for concurrent use.
+// key (bytewise), every line with a space after its key, after a header
+// of "#" comment lines, with the start offset of each line for binary
+// search. Built once per data file, it is immutable and safe for
+// concurrent use. (TestDataFilesAreSortedAndWellFormed checks the
+// embedded files' shape.)
 type sortedLines struct {
 	text   string  // the data lines, header removed
 	starts []int32 // by line: its start offset in text
