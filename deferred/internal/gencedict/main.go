@@ -22,7 +22,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -35,6 +34,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/antlerhq/antler/config"
 	"github.com/kljensen/snowball/english"
 )
 
@@ -118,12 +118,8 @@ func run(in, out string) error {
 		heads = append(heads, w)
 	}
 	slices.Sort(heads)
-	f, err := os.Create(out)
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriter(f)
-	bw.WriteString(header)
+	var b strings.Builder
+	b.WriteString(header)
 	for _, h := range heads {
 		var words []string
 		for _, g := range byWord[h] {
@@ -133,13 +129,10 @@ func run(in, out string) error {
 				}
 			}
 		}
-		fmt.Fprintf(bw, "%s %s\n", h, strings.Join(words, " "))
+		fmt.Fprintf(&b, "%s %s\n", h, strings.Join(words, " "))
 	}
-	if err := bw.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	// Atomically: a failed run leaves the embedded file as it was.
+	return config.WriteFileAtomic(out, []byte(b.String()), 0o644)
 }
 
 // isHanWord reports whether w is minRunes to maxRunes Han characters.
