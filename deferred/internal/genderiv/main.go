@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/antlerhq/antler/config"
 	"github.com/kljensen/snowball/english"
 )
 
@@ -125,7 +126,8 @@ func run(dir, out string, senses int) error {
 		slices.Sort(v)
 		b.WriteString(k + " " + strings.Join(v, " ") + "\n")
 	}
-	return os.WriteFile(out, []byte(b.String()), 0o644)
+	// Atomically: a failed run leaves the embedded file as it was.
+	return config.WriteFileAtomic(out, []byte(b.String()), 0o644)
 }
 
 func mapsKeys(m map[string][]string) func(func(string) bool) {
