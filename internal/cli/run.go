@@ -185,6 +185,12 @@ func (r *renderer) event(ev agent.Event) {
 	case agent.EventTaskStarted, agent.EventTaskCompleted, agent.EventTaskFailed:
 		r.endLine()
 		fmt.Fprintf(r.errw, "· %s %s\n", ev.Type, ev.ToolCallID)
+	case agent.EventState:
+		// The thread's automatic title, set after its first exchange.
+		if ev.Name == agent.TitleNode && ev.Update != nil && ev.Update.Title != nil {
+			r.endLine()
+			fmt.Fprintf(r.errw, "· title: %s\n", *ev.Update.Title)
+		}
 	}
 }
 
