@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -196,6 +195,9 @@ type Lead struct {
 	// Metadata is DeerFlow's run metadata (agent_name, model_name,
 	// thinking_enabled, subagent_enabled, tool_groups, available_skills).
 	Metadata map[string]any
+	// ToolMiddlewares and ModelMiddlewares name the chains' entries in
+	// order, first outermost (Chain.ToolNames, Chain.ModelNames).
+	ToolMiddlewares, ModelMiddlewares []string
 
 	req Request
 }
@@ -224,149 +226,36 @@ func ResolveModel(cfg *config.Config, requested string, logger *slog.Logger) (*c
 	return def, nil
 }
 
-// Build builds the lead agent for one run.
+// Build builds the lead agent for one run, in the steps of the recipe in
+// docs/architecture.md: the custom agent, the model, the tools (with
+// deferred MCP tools), the prompt, the middleware chains (ChainSpec), the
+// runtime context.
 func (f *Factory) Build(ctx context.Context, req Request) (*Lead, error) {
-	cfg := f.opts.Config
-	if req.AgentName != "" && !agentNameRE.MatchString(req.AgentName) {
-		return nil, fmt.Errorf("Invalid agent name '%s'. Must match pattern: ^[A-Za-z0-9-]+$", req.AgentName)
-	}
-	var spec *AgentSpec
-	if req.AgentName != "" && !req.IsBootstrap {
-		if f.opts.Agents == nil {
-			return nil, fmt.Errorf("agent %q: %w (no custom agent store)", req.AgentName, ErrAgentNotFound)
-		}
-		s, err := f.opts.Agents.LoadAgent(ctx, req.UserID, req.AgentName)
-		if err != nil {
-			return nil, err
-		}
-		spec = s
-	}
-	var allowedSkills []string
-	switch {
-	case req.IsBootstrap:
-		allowedSkills = []string{"bootstrap"}
-	case spec != nil && spec.Skills != nil:
-		allowedSkills = slices.Clone(spec.Skills)
-	}
-
-	requested := req.ModelName
-	if requested == "" && spec != nil {
-		requested = spec.Model
-	}
-	mcfg, err := ResolveModel(cfg, requested, f.logger)
+	spec, err := f.loadSpec(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	thinking := true
-	switch {
-	case req.ThinkingEnabled != nil:
-		thinking = *req.ThinkingEnabled
-	case spec != nil && spec.ThinkingEnabled != nil:
-		thinking = *spec.ThinkingEnabled
-	}
-	if thinking && !mcfg.SupportsThinking {
-		thinking = false
-	}
-	chat, err := f.model(ctx, cfg, mcfg.Name)
+	mcfg, thinking, err := f.leadModel(req, spec)
 	if err != nil {
 		return nil, err
 	}
-
-	var groups []string
-	if spec != nil && !req.IsBootstrap {
-		groups = spec.ToolGroups
-	}
-	if req.ToolGroups != nil {
-		groups = req.ToolGroups
-	}
-	ts, err := f.opts.Assembler.Assemble(ctx, toolset.Options{Config: cfg, Groups: groups, IncludeMCP: !req.NoMCP,
-		ModelName: mcfg.Name, SubagentEnabled: req.SubagentEnabled})
+	chat, err := f.model(ctx, f.opts.Config, mcfg.Name)
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case req.IsBootstrap:
-		f.addExtra(ts, SetupAgentTool)
-	case req.AgentName != "" && !webhookChannels[req.ChannelName]:
-		f.addExtra(ts, UpdateAgentTool)
+	ts, def, err := f.leadTools(ctx, req, spec, mcfg.Name)
+	if err != nil {
+		return nil, err
 	}
-	if req.NonInteractive {
-		ts.Remove(ClarificationToolName)
+	prompt, err := f.leadPrompt(ctx, req, spec, ts, def)
+	if err != nil {
+		return nil, err
 	}
-
-	var def *deferred.Deferred
-	if cfg.ToolSearch.Enabled {
-		var mcp []*tool.Tool
-		for _, e := range ts.Entries {
-			if e.Source == toolset.SourceMCP {
-				mcp = append(mcp, e.Tool)
-			}
-		}
-		var servers map[string]config.MCPServer
-		if f.opts.MCPServers != nil {
-			servers = f.opts.MCPServers()
-		}
-		def, err = deferred.SetupRouted(mcp, cfg.ToolSearch, servers)
-		if err != nil {
-			return nil, err
-		}
-		if def != nil {
-			for i := range ts.Entries {
-				if ts.Entries[i].Source == toolset.SourceMCP {
-					ts.Entries[i].Deferred = true
-				}
-			}
-			if skipped := ts.Add(toolset.SourceBuiltin, "builtin", def.ToolSearch); len(skipped) > 0 {
-				f.logger.Warn("tool_search not added: a tool with that name is already bound")
-			}
-		}
-	}
-
-	skills := ""
-	if f.opts.Skills != nil {
-		skills, err = f.opts.Skills(ctx, req.UserID, allowedSkills)
-		if err != nil {
-			return nil, fmt.Errorf("agent: skills prompt: %w", err)
-		}
-	}
-	maxConc := cmp.Or(req.MaxConcurrentSubagents, cfg.Subagents.MaxConcurrent, 3)
-	maxTotal := cmp.Or(req.MaxTotalSubagents, cfg.Subagents.MaxTotalPerRun)
-	_, hasTask := ts.Lookup(toolset.Task)
-	_, hasClar := ts.Lookup(ClarificationToolName)
-	_, hasPresent := ts.Lookup(toolset.PresentFiles)
-	pd := PromptData{
-		AgentName: req.AgentName, Date: f.now().Format("2006-01-02, Monday"), Bootstrap: req.IsBootstrap,
-		PresentFiles: hasPresent, Clarification: hasClar,
-		Subagents: req.SubagentEnabled && hasTask, MaxConcurrentSubagents: maxConc, MaxTotalSubagents: maxTotal,
-		Skills: skills,
-	}
-	if spec != nil {
-		pd.Soul = strings.TrimSpace(spec.Soul)
-	}
-	if def != nil {
-		pd.Deferred = strings.TrimSpace(def.Prompt + "\n\n" + def.RoutingPrompt)
-	}
-	prompt := RenderPrompt(pd)
-
-	toolMWs := append(slices.Clone(f.opts.ToolMiddlewares), ToolErrors())
-	modelMWs := []tool.ModelMiddleware{DanglingToolCalls()}
-	modelMWs = append(modelMWs, f.opts.ModelMiddlewares...)
-	if def != nil {
-		toolMWs = append(toolMWs, def.GuardTools)
-		modelMWs = append(modelMWs, def.ModelMiddlewares()...) // routing, then the filter
-	}
-	if req.SubagentEnabled && f.opts.SubagentLimit != nil {
-		modelMWs = append(modelMWs, f.opts.SubagentLimit(maxConc))
-	}
-	if cfg.LoopDetection.Enabled {
-		modelMWs = append(modelMWs, f.loops.Middleware())
-	}
-	toolMWs = append(toolMWs, Clarification()) // always last
-
-	opts := Options{Model: chat, Tools: ts.Tools(), ToolMiddlewares: toolMWs, ModelMiddlewares: modelMWs,
+	chain := f.leadChain(req, def).Build()
+	opts := Options{Model: chat, Tools: ts.Tools(), ToolMiddlewares: chain.Tool, ModelMiddlewares: chain.Model,
 		SystemPrompt: prompt, MaxTurns: f.opts.MaxTurns, ToolConcurrency: f.opts.ToolConcurrency,
-		Thinking: thinking, Store: f.opts.Store, Logger: f.logger, Title: f.title(ctx, cfg),
-		Summarization: f.Summarization(ctx, cfg, mcfg)}
+		Thinking: thinking, Store: f.opts.Store, Logger: f.logger, Title: f.title(ctx, f.opts.Config),
+		Summarization: f.Summarization(ctx, f.opts.Config, mcfg)}
 	if spec != nil {
 		opts.Temperature = spec.Temperature
 		if spec.MaxTokens != nil {
@@ -377,41 +266,183 @@ func (f *Factory) Build(ctx context.Context, req Request) (*Lead, error) {
 	if err != nil {
 		return nil, err
 	}
+	rc, meta := leadContext(req, spec, mcfg.Name, thinking)
+	f.logger.Info("lead agent built", "agent", cmp.Or(req.AgentName, "default"), "model", mcfg.Name,
+		"thinking", thinking, "tools", len(ts.Entries), "subagents", req.SubagentEnabled)
+	return &Lead{Agent: a, ModelName: mcfg.Name, Thinking: thinking, Tools: ts, Prompt: prompt, Spec: spec,
+		Context: rc, Metadata: meta, ToolMiddlewares: chain.ToolNames, ModelMiddlewares: chain.ModelNames, req: req}, nil
+}
 
-	rc := maps.Clone(req.Context)
-	if rc == nil {
-		rc = map[string]any{}
+// loadSpec checks the agent name and loads the custom agent (nil for the
+// default agent and the agent builder).
+func (f *Factory) loadSpec(ctx context.Context, req Request) (*AgentSpec, error) {
+	if req.AgentName != "" && !agentNameRE.MatchString(req.AgentName) {
+		return nil, fmt.Errorf("Invalid agent name '%s'. Must match pattern: ^[A-Za-z0-9-]+$", req.AgentName)
 	}
-	rc["thread_id"], rc["user_id"], rc["run_id"] = req.ThreadID, req.UserID, req.RunID
-	rc["agent_name"], rc["model_name"] = req.AgentName, mcfg.Name
-	rc["is_bootstrap"], rc["subagent_enabled"], rc["non_interactive"] = req.IsBootstrap, req.SubagentEnabled, req.NonInteractive
-	rc["thinking_enabled"] = thinking
-	if req.ChannelName != "" {
-		rc["channel_name"] = req.ChannelName
+	if req.AgentName == "" || req.IsBootstrap {
+		return nil, nil
 	}
+	if f.opts.Agents == nil {
+		return nil, fmt.Errorf("agent %q: %w (no custom agent store)", req.AgentName, ErrAgentNotFound)
+	}
+	return f.opts.Agents.LoadAgent(ctx, req.UserID, req.AgentName)
+}
+
+// leadModel resolves the run's model (the request's, else the custom
+// agent's, else the default) and whether thinking is on (the request's,
+// else the agent's, else on; always off for a model without thinking).
+func (f *Factory) leadModel(req Request, spec *AgentSpec) (*config.Model, bool, error) {
+	requested := req.ModelName
+	if requested == "" && spec != nil {
+		requested = spec.Model
+	}
+	mcfg, err := ResolveModel(f.opts.Config, requested, f.logger)
+	if err != nil {
+		return nil, false, err
+	}
+	thinking := true
+	switch {
+	case req.ThinkingEnabled != nil:
+		thinking = *req.ThinkingEnabled
+	case spec != nil && spec.ThinkingEnabled != nil:
+		thinking = *spec.ThinkingEnabled
+	}
+	return mcfg, thinking && mcfg.SupportsThinking, nil
+}
+
+// leadTools assembles the run's tools, adds setup_agent or update_agent
+// by rule, removes ask_clarification from non-interactive runs, and
+// defers the MCP tools behind tool_search when the config asks for it
+// (def is nil otherwise).
+func (f *Factory) leadTools(ctx context.Context, req Request, spec *AgentSpec, modelName string) (*toolset.Toolset, *deferred.Deferred, error) {
+	cfg := f.opts.Config
+	var groups []string
+	if spec != nil {
+		groups = spec.ToolGroups
+	}
+	if req.ToolGroups != nil {
+		groups = req.ToolGroups
+	}
+	ts, err := f.opts.Assembler.Assemble(ctx, toolset.Options{Config: cfg, Groups: groups, IncludeMCP: !req.NoMCP,
+		ModelName: modelName, SubagentEnabled: req.SubagentEnabled})
+	if err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case req.IsBootstrap:
+		f.addExtra(ts, SetupAgentTool)
+	case req.AgentName != "" && !webhookChannels[req.ChannelName]:
+		f.addExtra(ts, UpdateAgentTool)
+	}
+	if req.NonInteractive {
+		ts.Remove(ClarificationToolName)
+	}
+	var servers map[string]config.MCPServer
+	if cfg.ToolSearch.Enabled && f.opts.MCPServers != nil {
+		servers = f.opts.MCPServers()
+	}
+	def, err := DeferMCP(ts.Entries, cfg.ToolSearch, servers)
+	if err != nil || def == nil {
+		return ts, nil, err
+	}
+	for i := range ts.Entries {
+		if ts.Entries[i].Source == toolset.SourceMCP {
+			ts.Entries[i].Deferred = true
+		}
+	}
+	if skipped := ts.Add(toolset.SourceBuiltin, "builtin", def.ToolSearch); len(skipped) > 0 {
+		f.logger.Warn("tool_search not added: a tool with that name is already bound")
+	}
+	return ts, def, nil
+}
+
+// allowedSkills is the run's skill allowlist: the agent builder's
+// bootstrap skill, else the custom agent's list (nil: every enabled
+// skill).
+func allowedSkills(req Request, spec *AgentSpec) []string {
+	switch {
+	case req.IsBootstrap:
+		return []string{"bootstrap"}
+	case spec != nil && spec.Skills != nil:
+		return slices.Clone(spec.Skills)
+	}
+	return nil
+}
+
+// maxConcurrent is the per-response task limit of a run.
+func (f *Factory) maxConcurrent(req Request) int {
+	return cmp.Or(req.MaxConcurrentSubagents, f.opts.Config.Subagents.MaxConcurrent, 3)
+}
+
+// leadPrompt renders the lead agent's system prompt for the bound tools.
+func (f *Factory) leadPrompt(ctx context.Context, req Request, spec *AgentSpec, ts *toolset.Toolset, def *deferred.Deferred) (string, error) {
+	skills := ""
+	if f.opts.Skills != nil {
+		var err error
+		if skills, err = f.opts.Skills(ctx, req.UserID, allowedSkills(req, spec)); err != nil {
+			return "", fmt.Errorf("agent: skills prompt: %w", err)
+		}
+	}
+	_, hasTask := ts.Lookup(toolset.Task)
+	_, hasClar := ts.Lookup(ClarificationToolName)
+	_, hasPresent := ts.Lookup(toolset.PresentFiles)
+	pd := PromptData{
+		AgentName: req.AgentName, Date: f.now().Format("2006-01-02, Monday"), Bootstrap: req.IsBootstrap,
+		PresentFiles: hasPresent, Clarification: hasClar,
+		Subagents: req.SubagentEnabled && hasTask, MaxConcurrentSubagents: f.maxConcurrent(req),
+		MaxTotalSubagents: cmp.Or(req.MaxTotalSubagents, f.opts.Config.Subagents.MaxTotalPerRun),
+		Skills:            skills,
+	}
+	if spec != nil {
+		pd.Soul = strings.TrimSpace(spec.Soul)
+	}
+	if def != nil {
+		pd.Deferred = strings.TrimSpace(def.Prompt + "\n\n" + def.RoutingPrompt)
+	}
+	return RenderPrompt(pd), nil
+}
+
+// leadChain says which middlewares the lead agent's chains hold.
+func (f *Factory) leadChain(req Request, def *deferred.Deferred) ChainSpec {
+	spec := ChainSpec{ToolMiddlewares: f.opts.ToolMiddlewares, ModelMiddlewares: f.opts.ModelMiddlewares,
+		Deferred: def, Clarification: true}
+	if req.SubagentEnabled && f.opts.SubagentLimit != nil {
+		spec.SubagentLimit = f.opts.SubagentLimit(f.maxConcurrent(req))
+	}
+	if f.opts.Config.LoopDetection.Enabled {
+		spec.LoopDetection = f.loops.Middleware()
+	}
+	return spec
+}
+
+// leadContext returns the lead run's runtime context and DeerFlow's run
+// metadata.
+func leadContext(req Request, spec *AgentSpec, modelName string, thinking bool) (rc, meta map[string]any) {
 	var toolGroups, skillsMeta any
 	if spec != nil && spec.ToolGroups != nil {
 		toolGroups = slices.Clone(spec.ToolGroups)
 	}
-	if allowedSkills != nil {
-		s := slices.Clone(allowedSkills)
-		slices.Sort(s)
-		skillsMeta = s
+	if allowed := allowedSkills(req, spec); allowed != nil {
+		slices.Sort(allowed)
+		skillsMeta = allowed
 	}
-	meta := map[string]any{
-		"agent_name": cmp.Or(req.AgentName, "default"), "model_name": mcfg.Name, "thinking_enabled": thinking,
-		"is_plan_mode": false, "subagent_enabled": req.SubagentEnabled, "tool_groups": toolGroups,
-		"available_skills": skillsMeta,
+	// The task tool passes the tool groups and skills on to subagents.
+	rc = RuntimeContext{ThreadID: req.ThreadID, UserID: req.UserID, RunID: req.RunID, ModelName: modelName,
+		SubagentEnabled: req.SubagentEnabled, ToolGroups: toolGroups, AvailableSkills: skillsMeta}.Map(req.Context)
+	rc["agent_name"], rc["is_bootstrap"], rc["non_interactive"] = req.AgentName, req.IsBootstrap, req.NonInteractive
+	rc["thinking_enabled"] = thinking
+	if req.ChannelName != "" {
+		rc["channel_name"] = req.ChannelName
 	}
-	// The task tool passes these on to subagents.
-	rc[contextToolGroups], rc[contextAvailableSkills] = toolGroups, skillsMeta
 	if req.MaxTotalSubagents != 0 {
 		rc[contextMaxTotalSubagents] = req.MaxTotalSubagents
 	}
-	f.logger.Info("lead agent built", "agent", cmp.Or(req.AgentName, "default"), "model", mcfg.Name,
-		"thinking", thinking, "tools", len(ts.Entries), "subagents", req.SubagentEnabled)
-	return &Lead{Agent: a, ModelName: mcfg.Name, Thinking: thinking, Tools: ts, Prompt: prompt, Spec: spec,
-		Context: rc, Metadata: meta, req: req}, nil
+	meta = map[string]any{
+		"agent_name": cmp.Or(req.AgentName, "default"), "model_name": modelName, "thinking_enabled": thinking,
+		"is_plan_mode": false, "subagent_enabled": req.SubagentEnabled, "tool_groups": toolGroups,
+		"available_skills": skillsMeta,
+	}
+	return rc, meta
 }
 
 func (f *Factory) now() time.Time {

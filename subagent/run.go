@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"maps"
 	"slices"
 	"strings"
 
@@ -55,20 +54,9 @@ func (x *Executor) execute(ctx context.Context, e *execution, typ Type, req buil
 	}
 
 	bud := newBudget(typ.TokenBudget)
-	toolMWs := append(slices.Clone(x.opts.ToolMiddlewares), agent.ToolErrors())
-	modelMWs := append([]tool.ModelMiddleware{agent.DanglingToolCalls()}, x.opts.ModelMiddlewares...)
-	if def != nil {
-		toolMWs = append(toolMWs, def.GuardTools)
-		modelMWs = append(modelMWs, def.ModelMiddlewares()...) // routing, then the filter
-	}
-	if x.cfg.LoopDetection.Enabled {
-		// A detector of its own: detectors track per thread, and the
-		// subagent shares its thread id with the parent and its siblings.
-		modelMWs = append(modelMWs, agent.NewLoopDetector(x.cfg.LoopDetection, log).Middleware())
-	}
-	modelMWs = append(modelMWs, bud.middleware())
+	chain := x.chain(def, bud, log).Build()
 	a, err := agent.New(agent.Options{
-		Model: chat, Tools: tools, ToolMiddlewares: toolMWs, ModelMiddlewares: modelMWs,
+		Model: chat, Tools: tools, ToolMiddlewares: chain.Tool, ModelMiddlewares: chain.Model,
 		SystemPrompt: prompt, MaxTurns: typ.MaxTurns, ToolConcurrency: x.opts.ToolConcurrency,
 		Logger: log, Summarization: x.summarization(ctx, e.modelName, log),
 	})
@@ -76,15 +64,9 @@ func (x *Executor) execute(ctx context.Context, e *execution, typ Type, req buil
 		return failed("%v", err)
 	}
 
-	rc := maps.Clone(req.Context)
-	if rc == nil {
-		rc = map[string]any{}
-	}
-	rc["thread_id"], rc["user_id"], rc["run_id"] = req.ThreadID, req.UserID, req.RunID
-	rc["model_name"], rc["subagent_enabled"], rc["subagent_type"] = e.modelName, false, typ.Name
-	rc["disable_clarification"], rc["is_subagent"] = true, true
-	rc[builtin.ContextToolGroups] = req.ToolGroups
-	rc[builtin.ContextAvailableSkills] = req.Skills
+	rc := agent.RuntimeContext{ThreadID: req.ThreadID, UserID: req.UserID, RunID: req.RunID,
+		ModelName: e.modelName, ToolGroups: req.ToolGroups, AvailableSkills: req.Skills}.Map(req.Context)
+	rc["subagent_type"], rc["disable_clarification"], rc["is_subagent"] = typ.Name, true, true
 	state := &thread.State{}
 	if req.Sandbox != nil {
 		sb := *req.Sandbox
@@ -152,21 +134,13 @@ func (x *Executor) tools(ctx context.Context, typ Type, req builtin.TaskRequest,
 		return name == builtin.TaskName || (typ.Tools != nil && !slices.Contains(typ.Tools, name)) ||
 			slices.Contains(typ.DisallowedTools, name)
 	})
-	var def *deferred.Deferred
-	if x.cfg.ToolSearch.Enabled {
-		var mcp []*tool.Tool
-		for _, en := range entries {
-			if en.Source == toolset.SourceMCP {
-				mcp = append(mcp, en.Tool)
-			}
-		}
-		var servers map[string]config.MCPServer
-		if x.opts.MCPServers != nil {
-			servers = x.opts.MCPServers()
-		}
-		if def, err = deferred.SetupRouted(mcp, x.cfg.ToolSearch, servers); err != nil {
-			return nil, nil, err
-		}
+	var servers map[string]config.MCPServer
+	if x.cfg.ToolSearch.Enabled && x.opts.MCPServers != nil {
+		servers = x.opts.MCPServers()
+	}
+	def, err := agent.DeferMCP(entries, x.cfg.ToolSearch, servers)
+	if err != nil {
+		return nil, nil, err
 	}
 	tools := make([]*tool.Tool, 0, len(entries)+1)
 	for _, en := range entries {
@@ -176,6 +150,20 @@ func (x *Executor) tools(ctx context.Context, typ Type, req builtin.TaskRequest,
 		tools = append(tools, def.ToolSearch)
 	}
 	return tools, def, nil
+}
+
+// chain says which middlewares a subagent's chains hold: the lead's
+// embedder middlewares, its own loop detector and its token budget; never
+// clarification (subagents run with disable_clarification).
+func (x *Executor) chain(def *deferred.Deferred, bud *budget, log *slog.Logger) agent.ChainSpec {
+	spec := agent.ChainSpec{ToolMiddlewares: x.opts.ToolMiddlewares, ModelMiddlewares: x.opts.ModelMiddlewares,
+		Deferred: def, TokenBudget: bud.middleware()}
+	if x.cfg.LoopDetection.Enabled {
+		// A detector of its own: detectors track per thread, and the
+		// subagent shares its thread id with the parent and its siblings.
+		spec.LoopDetection = agent.NewLoopDetector(x.cfg.LoopDetection, log).Middleware()
+	}
+	return spec
 }
 
 func joinSections(a, b string) string {

@@ -1,0 +1,144 @@
+package agent
+
+import (
+	"fmt"
+	"maps"
+
+	"github.com/antlerhq/antler/config"
+	"github.com/antlerhq/antler/deferred"
+	"github.com/antlerhq/antler/tool"
+	"github.com/antlerhq/antler/toolset"
+)
+
+// This file is the one recipe for an agent's middleware chains and its
+// runtime context, shared by the lead agent (Factory.Build) and by
+// subagents (package subagent), so that the order is defined once. See
+// docs/architecture.md, "Building an agent".
+
+// ChainSpec says which middlewares an agent's chains hold. The zero value
+// holds only what every agent has: DeerFlow's tool error classification
+// and dangling-call repair.
+type ChainSpec struct {
+	// ToolMiddlewares are the embedder's tool middlewares (skill policy,
+	// output budget, ...), outermost, in the order given.
+	ToolMiddlewares []tool.Middleware
+	// ModelMiddlewares are the embedder's model middlewares (skill
+	// policy, image injection, ...), placed after dangling-call repair
+	// and before the deferred-tool middlewares.
+	ModelMiddlewares []tool.ModelMiddleware
+	// Deferred adds the deferred-tool guard and the routing and filter
+	// model middlewares; nil adds none.
+	Deferred *deferred.Deferred
+	// SubagentLimit caps task calls per response (lead agent); nil adds
+	// none.
+	SubagentLimit tool.ModelMiddleware
+	// LoopDetection warns about and stops repeated tool calls; nil adds
+	// none.
+	LoopDetection tool.ModelMiddleware
+	// TokenBudget caps a subagent's tokens; nil adds none.
+	TokenBudget tool.ModelMiddleware
+	// Clarification intercepts ask_clarification and ends the run (lead
+	// agent); false leaves the call to the tool.
+	Clarification bool
+}
+
+// Chain is a built pair of middleware chains, first listed outermost,
+// with the name of each entry for review and golden files.
+type Chain struct {
+	Tool       []tool.Middleware
+	Model      []tool.ModelMiddleware
+	ToolNames  []string
+	ModelNames []string
+}
+
+func (c *Chain) addTool(name string, mw tool.Middleware) {
+	c.Tool, c.ToolNames = append(c.Tool, mw), append(c.ToolNames, name)
+}
+
+func (c *Chain) addModel(name string, mw tool.ModelMiddleware) {
+	c.Model, c.ModelNames = append(c.Model, mw), append(c.ModelNames, name)
+}
+
+// Build returns the chains in Antler's one order.
+//
+// Tool calls: the embedder's middlewares, error classification, the
+// deferred guard, clarification (innermost, so that nothing between it
+// and the tool rewrites its interrupt).
+//
+// Model requests: dangling-call repair, the embedder's middlewares,
+// deferred routing then the deferred filter, the subagent limit, loop
+// detection, the token budget.
+func (s ChainSpec) Build() Chain {
+	var c Chain
+	for i, mw := range s.ToolMiddlewares {
+		c.addTool(fmt.Sprintf("embedder[%d]", i), mw)
+	}
+	c.addTool("tool_errors", ToolErrors())
+	if s.Deferred != nil {
+		c.addTool("deferred_guard", s.Deferred.GuardTools)
+	}
+	if s.Clarification {
+		c.addTool("clarification", Clarification())
+	}
+
+	c.addModel("dangling_tool_calls", DanglingToolCalls())
+	for i, mw := range s.ModelMiddlewares {
+		c.addModel(fmt.Sprintf("embedder[%d]", i), mw)
+	}
+	if s.Deferred != nil {
+		if s.Deferred.Routing != nil {
+			c.addModel("deferred_routing", s.Deferred.Routing) // writes promotions the filter reads
+		}
+		c.addModel("deferred_filter", s.Deferred.FilterModel)
+	}
+	if s.SubagentLimit != nil {
+		c.addModel("subagent_limit", s.SubagentLimit)
+	}
+	if s.LoopDetection != nil {
+		c.addModel("loop_detection", s.LoopDetection)
+	}
+	if s.TokenBudget != nil {
+		c.addModel("token_budget", s.TokenBudget)
+	}
+	return c
+}
+
+// DeferMCP sets up deferred tools over the MCP entries of a tool list
+// when the config's tool_search section asks for it: nil when it is off
+// or when no MCP tool is deferred. servers routes tools by keyword (nil:
+// no routing).
+func DeferMCP(entries []toolset.Entry, cfg config.ToolSearch, servers map[string]config.MCPServer) (*deferred.Deferred, error) {
+	if !cfg.Enabled {
+		return nil, nil
+	}
+	var mcp []*tool.Tool
+	for _, e := range entries {
+		if e.Source == toolset.SourceMCP {
+			mcp = append(mcp, e.Tool)
+		}
+	}
+	return deferred.SetupRouted(mcp, cfg, servers)
+}
+
+// RuntimeContext holds the identity values every agent's tools read from
+// their runtime context (DeerFlow's configurable keys).
+type RuntimeContext struct {
+	ThreadID, UserID, RunID string
+	ModelName               string
+	SubagentEnabled         bool
+	// ToolGroups and AvailableSkills are passed on to subagents by the
+	// task tool (nil: no filter).
+	ToolGroups, AvailableSkills any
+}
+
+// Map returns base (not modified) with the identity keys set.
+func (r RuntimeContext) Map(base map[string]any) map[string]any {
+	rc := maps.Clone(base)
+	if rc == nil {
+		rc = map[string]any{}
+	}
+	rc["thread_id"], rc["user_id"], rc["run_id"] = r.ThreadID, r.UserID, r.RunID
+	rc["model_name"], rc["subagent_enabled"] = r.ModelName, r.SubagentEnabled
+	rc[contextToolGroups], rc[contextAvailableSkills] = r.ToolGroups, r.AvailableSkills
+	return rc
+}
