@@ -100,7 +100,7 @@ func (inv *Invoker) mcpServers(agent string) []acp.McpServer {
 
 // Invoke runs one prompt on agent a (named name) and returns the tool
 // result: the agent's message text, "(no response)", or an error text
-// from reference §5.7. A Go error is returned only when ctx is cancelled;
+// from DeerFlow's invoke_acp_agent_tool.py. A Go error is returned only when ctx is cancelled;
 // the agent's process group is killed in every case before Invoke
 // returns.
 func (inv *Invoker) Invoke(ctx context.Context, call *tool.Call, name string, a config.ACPAgent, prompt string) (*tool.Result, error) {

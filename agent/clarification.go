@@ -17,7 +17,7 @@ import (
 // intercepts.
 const ClarificationToolName = "ask_clarification"
 
-// Limits of a clarification form (reference §5.2). Exceeding one drops the
+// Limits of a clarification form (DeerFlow's clarification_tool.py). Exceeding one drops the
 // whole form; the question falls back to options or free text.
 const (
 	MaxFormFields           = 16

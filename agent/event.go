@@ -7,7 +7,8 @@ import (
 	"github.com/antlerhq/antler/thread"
 )
 
-// EventType names an event of a run (SPEC §4.4).
+// EventType names an event of a run (the events of `antler run --json`
+// and the gateway's stream, docs/api.md).
 type EventType string
 
 // The event types. Tools may emit further types through tool.Call.Emit

@@ -84,7 +84,7 @@ type FactoryOptions struct {
 	// Skills renders the skills prompt section; nil renders none.
 	Skills SkillsSection
 	// SubagentLimit builds the model middleware that caps task calls per
-	// response (reference §11); nil adds none.
+	// response (DeerFlow's subagents package); nil adds none.
 	SubagentLimit func(maxConcurrent int) tool.ModelMiddleware
 	// ToolMiddlewares are placed outside tool error handling (output
 	// budget, result sanitisation, read-before-write, ...), first
@@ -94,7 +94,7 @@ type FactoryOptions struct {
 	// the deferred filter (image injection, skill policy, ...).
 	ModelMiddlewares []tool.ModelMiddleware
 	// MCPServers returns the current mcpServers of the extensions file,
-	// for keyword routing of deferred MCP tools (reference §5.5); nil
+	// for keyword routing of deferred MCP tools (DeerFlow's tool_search.py and mcp_routing_middleware.py); nil
 	// means no routing.
 	MCPServers func() map[string]config.MCPServer
 	// MaxTurns and ToolConcurrency are passed to every agent (0: the
@@ -108,7 +108,7 @@ type FactoryOptions struct {
 	Logger *slog.Logger
 }
 
-// Factory builds DeerFlow's lead agent for each run (reference §2). It is
+// Factory builds DeerFlow's lead agent for each run (DeerFlow's agents/lead_agent/agent.py). It is
 // safe for concurrent use; its loop detector and model cache are shared by
 // the agents it builds.
 type Factory struct {

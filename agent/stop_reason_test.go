@@ -10,7 +10,7 @@ import (
 )
 
 // A model middleware that caps the run stamps Meta "stop_reason" on the
-// final message; the run's done reason is that cap (reference §11.3: the
+// final message; the run's done reason is that cap (DeerFlow's subagent limits: the
 // subagent limit sets the run's stop_reason = subagent_limit_capped).
 func TestFinalMessageStopReasonBecomesTheRunsReason(t *testing.T) {
 	for _, reason := range []agent.StopReason{agent.StopLoopCapped, agent.StopSubagentLimitCapped} {

@@ -19,7 +19,7 @@ import (
 )
 
 // Context summarization (DeerFlow's DeerFlowSummarizationMiddleware over
-// LangChain's SummarizationMiddleware, reference §4 item 18).
+// LangChain's SummarizationMiddleware in DeerFlow's chain).
 const (
 	// SummarizationNode names the state event of a summarization, as
 	// LangGraph names DeerFlow's node (the gateway's updates frame key,

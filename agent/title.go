@@ -15,8 +15,8 @@ import (
 	"github.com/antlerhq/antler/thread"
 )
 
-// Automatic thread titles (DeerFlow's TitleMiddleware, reference §4 item
-// 21).
+// Automatic thread titles (DeerFlow's TitleMiddleware,
+// agents/middlewares/title_middleware.py).
 const (
 	// TitleNode names the state event that sets a thread's title, as
 	// LangGraph names DeerFlow's node (the gateway's updates frame key).

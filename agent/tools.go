@@ -101,7 +101,7 @@ func (r *runState) toolStep(ctx context.Context, msg model.Message) (StopReason,
 			stop = StopEnd
 		case calls[i].Name == ClarificationToolName:
 			// The Clarification middleware decides (End): with
-			// disable_clarification the run continues (reference §5.2).
+			// disable_clarification the run continues (DeerFlow's clarification_tool.py).
 		case r.a.tools[calls[i].Name] != nil && r.a.tools[calls[i].Name].ReturnDirect:
 			stop = StopReturnDirect
 		}

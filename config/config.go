@@ -425,7 +425,7 @@ func (c *Config) ToolGroup(name string) (*ToolGroup, bool) {
 func (c *Config) UsesLocalSandbox() bool { return IsLocalSandboxProvider(c.Sandbox.Use) }
 
 // IsLocalSandboxProvider reports whether use names the local sandbox
-// provider (reference §6.3).
+// provider (DeerFlow's sandbox/security.py).
 func IsLocalSandboxProvider(use string) bool {
 	switch use {
 	case LocalSandboxProvider,

@@ -334,7 +334,7 @@ func (p *parser) walk(n *yaml.Node, path string) {
 			return
 		}
 		if isACPEnvPath(path) {
-			// DeerFlow passes an empty value to the ACP child (reference §5.7).
+			// DeerFlow passes an empty value to the ACP child (DeerFlow's invoke_acp_agent_tool.py).
 			n.Value = ""
 			n.Tag = "!!str"
 			p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s: %s: %s; using an empty value", p.file, path, missingEnvMsg(name)))

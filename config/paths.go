@@ -13,7 +13,7 @@ type Paths struct {
 	Home       string // data directory
 }
 
-// ResolvePaths applies the lookup order of the CLI contract (SPEC §1.2):
+// ResolvePaths applies the lookup order of the CLI contract (README.md, "Global flags"):
 //
 //   - config: flag, $ANTLER_CONFIG, $DEER_FLOW_CONFIG_PATH, ./config.yaml;
 //   - extensions: flag, $ANTLER_EXTENSIONS_CONFIG,

@@ -64,7 +64,7 @@ func (s Signature) Equal(o Signature) bool {
 }
 
 // Stale reports whether data recorded at signature recorded must be
-// reloaded now that the file has signature current (reference §9.3): only
+// reloaded now that the file has signature current (DeerFlow's mcp/cache.py): only
 // when both exist and the path, mtime, size or hash differ. A file that
 // disappeared is not stale, so the last known good data stays in use.
 func Stale(recorded, current Signature) bool {

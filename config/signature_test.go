@@ -28,7 +28,8 @@ func mustSig(t *testing.T, path string) Signature {
 	return s
 }
 
-// TestStale covers reference §15 case 48.
+// TestStale checks that a file is stale when its size, mtime or content
+// hash changed since it was read, as DeerFlow's MCP cache decides.
 func TestStale(t *testing.T) {
 	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	tests := []struct {

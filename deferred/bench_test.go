@@ -17,7 +17,8 @@ import (
 )
 
 // evalDir is the offline evaluation data (see its README): $ANTLER_EVAL_DIR,
-// else ../../shared/eval beside the repository.
+// else the eval folder beside the repository (docs/benchmarks.md says
+// where it comes from).
 func evalDir(b *testing.B) string {
 	dir := cmp.Or(os.Getenv("ANTLER_EVAL_DIR"), filepath.Join("..", "..", "shared", "eval"))
 	if _, err := os.Stat(filepath.Join(dir, "normalized")); err != nil {

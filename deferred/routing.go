@@ -35,7 +35,7 @@ type route struct {
 	keywords []string // lowercased, non-empty
 }
 
-// Router is the keyword routing of one agent build (reference §5.5): MCP
+// Router is the keyword routing of one agent build (DeerFlow's tool_search.py and mcp_routing_middleware.py): MCP
 // tools whose server or per-tool routing is {mode: prefer} with keywords
 // are promoted for a model call when the latest real user message
 // contains one of their keywords, case-insensitively; the best

@@ -64,7 +64,7 @@ func Setup(mcp []*tool.Tool, cfg config.ToolSearch) (*Deferred, error) {
 }
 
 // SetupRouted is Setup plus keyword routing from the extensions file's
-// MCP servers (reference §5.5): see [NewRouter].
+// MCP servers (DeerFlow's tool_search.py and mcp_routing_middleware.py): see [NewRouter].
 func SetupRouted(mcp []*tool.Tool, cfg config.ToolSearch, servers map[string]config.MCPServer) (*Deferred, error) {
 	if !cfg.Enabled || len(mcp) == 0 {
 		return nil, nil

@@ -1,5 +1,5 @@
 // Package subagent runs the tasks the lead agent delegates with the task
-// tool (DeerFlow reference §11).
+// tool (DeerFlow's subagents package).
 //
 // Start with [New]: an [Executor] implements builtin.Delegator, so
 // builtin.NewTask(executor) is the task tool. Each task runs a fresh agent

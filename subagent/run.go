@@ -119,7 +119,7 @@ func (x *Executor) execute(ctx context.Context, e *execution, typ Type, req buil
 	return outcome{Status: builtin.TaskCompleted, StopReason: stop, Result: answer}
 }
 
-// tools assembles the subagent's tools (reference §11.2): the parent's
+// tools assembles the subagent's tools (DeerFlow's subagents/executor.py): the parent's
 // tool groups, the effective model, never the task tool; then the type's
 // allowlist and denylist; then the deferred-tool setup over the MCP tools
 // that are left.

@@ -100,7 +100,7 @@ func AvailableTypes(cfg *config.Config) []string {
 }
 
 // ResolveType returns the named type with its overrides applied
-// (reference §11.1): built-ins first, then custom agents; then
+// (DeerFlow's subagents/builtins): built-ins first, then custom agents; then
 // subagents.agents.<name> overrides timeout, max_turns, model, skills and
 // token_budget. The global timeout_seconds and max_turns apply to
 // built-ins only; custom agents keep their own unless overridden.

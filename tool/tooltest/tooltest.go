@@ -1,5 +1,5 @@
 // Package tooltest is the contract suite that every tool source runs over
-// the tools it builds (STYLE.md item 13): one call,
+// the tools it builds (docs/extending.md): one call,
 //
 //	tooltest.Run(t, tools, tooltest.Options{Samples: samples})
 //
