@@ -1,4 +1,4 @@
-// Package pgtest gives tests a private PostgreSQL schema. Tests that need
+// Package pgtest gives tests a private PostgreSQL schema (or database). Tests that need
 // PostgreSQL read the server from ANTLER_TEST_POSTGRES_URL (CI sets
 // postgres://postgres@127.0.0.1:5432/test) and are skipped without it.
 package pgtest
@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -63,4 +64,45 @@ func Schema(t testing.TB) (url, schema string) {
 		}
 	})
 	return url, schema
+}
+
+// Database creates a private database on the test server for a test that
+// disturbs the whole database (terminating its connections, for one), and
+// returns its URL and name. It is dropped when the test ends (WITH
+// (FORCE): connections still open are terminated first).
+func Database(t testing.TB) (dbURL, name string) {
+	t.Helper()
+	server := URL(t)
+	u, err := url.Parse(server)
+	if err != nil || u.Scheme == "" {
+		t.Fatalf("pgtest: %s must be a postgres:// URL to name another database on its server", EnvURL)
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name = "antler_test_" + hex.EncodeToString(b[:])
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, server)
+	if err != nil {
+		t.Fatalf("pgtest: connect to %s: %v", EnvURL, err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `CREATE DATABASE `+pgx.Identifier{name}.Sanitize()); err != nil {
+		t.Fatalf("pgtest: create database %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, server)
+		if err != nil {
+			t.Errorf("pgtest: drop database %s: %v", name, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, `DROP DATABASE IF EXISTS `+pgx.Identifier{name}.Sanitize()+` WITH (FORCE)`); err != nil {
+			t.Errorf("pgtest: drop database %s: %v", name, err)
+		}
+	})
+	u.Path = "/" + name
+	return u.String(), name
 }
