@@ -34,7 +34,9 @@ SELECT t.id, $2, $3, $4, $5, $6, $7, $8 FROM t`
 
 // PutCheckpoint implements store.Store. It returns ErrLeaseLost (and
 // writes nothing) when cp.RunID is set and another run holds the
-// thread's lease.
+// thread's lease. After a transient error it is retried; a retry first
+// looks for the checkpoint (its id is fixed before the first attempt),
+// so that a write that committed is not reported as a duplicate.
 func (s *Store) PutCheckpoint(ctx context.Context, cp *store.Checkpoint) error {
 	state := cp.State
 	if state == nil {
@@ -58,8 +60,23 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp *store.Checkpoint) error {
 	if cp.CreatedAt.IsZero() {
 		cp.CreatedAt = now()
 	}
+	err = s.retry.do(ctx, "put checkpoint", func(ctx context.Context, attempt int) error {
+		if attempt > 1 {
+			// An earlier attempt may have committed before its
+			// connection died: then this checkpoint is stored already.
+			if done, err := s.checkpointStored(ctx, cp); done || err != nil {
+				return err
+			}
+		}
+		return s.putCheckpoint(ctx, cp, blob, meta, state.Title)
+	})
+	return err
+}
+
+// putCheckpoint is one attempt of PutCheckpoint.
+func (s *Store) putCheckpoint(ctx context.Context, cp *store.Checkpoint, blob, meta []byte, title string) error {
 	tag, err := s.pool.Exec(ctx, putCheckpoint,
-		cp.ThreadID, cp.ID, cp.ParentID, cp.RunID, cp.Step, blob, meta, cp.CreatedAt, state.Title)
+		cp.ThreadID, cp.ID, cp.ParentID, cp.RunID, cp.Step, blob, meta, cp.CreatedAt, title)
 	if pgCode(err) == uniqueViolation {
 		return fmt.Errorf("checkpoint %q: %w", cp.ID, store.ErrExists)
 	}
@@ -84,6 +101,25 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp *store.Checkpoint) error {
 	return fmt.Errorf("postgres: put checkpoint on thread %q: not written", cp.ThreadID)
 }
 
+// checkpointStored reports whether checkpoint cp.ID of cp.ThreadID is
+// stored: true when it is cp (same parent, run and step), ErrExists when
+// it is another checkpoint with that id.
+func (s *Store) checkpointStored(ctx context.Context, cp *store.Checkpoint) (bool, error) {
+	var parent, run string
+	var step int
+	err := s.pool.QueryRow(ctx, `SELECT parent_id, run_id, step FROM antler_checkpoints WHERE thread_id = $1 AND id = $2`,
+		cp.ThreadID, cp.ID).Scan(&parent, &run, &step)
+	switch {
+	case isNoRows(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("postgres: put checkpoint: %w", err)
+	case parent != cp.ParentID || run != cp.RunID || step != cp.Step:
+		return false, fmt.Errorf("checkpoint %q: %w", cp.ID, store.ErrExists)
+	}
+	return true, nil
+}
+
 const checkpointCols = `id, thread_id, parent_id, run_id, step, state, metadata, created_at`
 
 func scanCheckpoint(r pgx.Row) (*store.Checkpoint, error) {
@@ -106,8 +142,13 @@ func scanCheckpoint(r pgx.Row) (*store.Checkpoint, error) {
 
 // LatestCheckpoint implements store.Store.
 func (s *Store) LatestCheckpoint(ctx context.Context, threadID string) (*store.Checkpoint, error) {
-	cp, err := scanCheckpoint(s.pool.QueryRow(ctx,
-		`SELECT `+checkpointCols+` FROM antler_checkpoints WHERE thread_id = $1 ORDER BY seq DESC LIMIT 1`, threadID))
+	var cp *store.Checkpoint
+	err := s.retry.do(ctx, "latest checkpoint", func(ctx context.Context, _ int) error {
+		var err error
+		cp, err = scanCheckpoint(s.pool.QueryRow(ctx,
+			`SELECT `+checkpointCols+` FROM antler_checkpoints WHERE thread_id = $1 ORDER BY seq DESC LIMIT 1`, threadID))
+		return err
+	})
 	if isNoRows(err) {
 		return nil, fmt.Errorf("checkpoint of thread %q: %w", threadID, store.ErrNotFound)
 	}
@@ -119,8 +160,13 @@ func (s *Store) LatestCheckpoint(ctx context.Context, threadID string) (*store.C
 
 // GetCheckpoint implements store.Store.
 func (s *Store) GetCheckpoint(ctx context.Context, threadID, id string) (*store.Checkpoint, error) {
-	cp, err := scanCheckpoint(s.pool.QueryRow(ctx,
-		`SELECT `+checkpointCols+` FROM antler_checkpoints WHERE thread_id = $1 AND id = $2`, threadID, id))
+	var cp *store.Checkpoint
+	err := s.retry.do(ctx, "get checkpoint", func(ctx context.Context, _ int) error {
+		var err error
+		cp, err = scanCheckpoint(s.pool.QueryRow(ctx,
+			`SELECT `+checkpointCols+` FROM antler_checkpoints WHERE thread_id = $1 AND id = $2`, threadID, id))
+		return err
+	})
 	if isNoRows(err) {
 		return nil, fmt.Errorf("checkpoint %q of thread %q: %w", id, threadID, store.ErrNotFound)
 	}
@@ -143,20 +189,16 @@ func (s *Store) ListCheckpoints(ctx context.Context, threadID string, limit int,
 		args = append(args, limit)
 		query += fmt.Sprintf(` LIMIT $%d`, len(args))
 	}
-	rows, err := s.pool.Query(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: list checkpoints: %w", err)
-	}
-	defer rows.Close()
 	var out []*store.Checkpoint
-	for rows.Next() {
-		cp, err := scanCheckpoint(rows)
+	err := s.retry.do(ctx, "list checkpoints", func(ctx context.Context, _ int) error {
+		rows, err := s.pool.Query(ctx, query, args...)
 		if err != nil {
-			return nil, fmt.Errorf("postgres: list checkpoints: %w", err)
+			return err
 		}
-		out = append(out, cp)
-	}
-	if err := rows.Err(); err != nil {
+		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (*store.Checkpoint, error) { return scanCheckpoint(r) })
+		return err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("postgres: list checkpoints: %w", err)
 	}
 	return out, nil

@@ -31,6 +31,11 @@ var ErrLeaseHeld = errors.New("postgres: the thread has an active run")
 // stopped renewing its lease.
 const LostLeaseError = "the replica running this run stopped (its run lease expired)"
 
+// OrphanedRunError is the error text of a run failed by the sweep because
+// it was still recorded as running after its replica had let its lease
+// go: the run ended without its outcome being written.
+const OrphanedRunError = "the run stopped without recording its outcome (it has no live run lease)"
+
 // LeaseOptions configure NewLeases. The zero value is ready to use.
 type LeaseOptions struct {
 	// Owner names this replica in lease rows (for operators); "" means
@@ -68,6 +73,7 @@ type LeaseOptions struct {
 type Leases struct {
 	// immutable after NewLeases
 	pool   *pgxpool.Pool
+	retry  retrier
 	owner  string
 	ttl    time.Duration
 	onLost func(threadID, runID string)
@@ -97,7 +103,9 @@ func NewLeases(s *Store, opts *LeaseOptions) *Leases {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	l := &Leases{pool: s.pool, owner: o.Owner, ttl: o.TTL, onLost: o.OnLost, logger: logger,
+	retry := s.retry
+	retry.logger = logger
+	l := &Leases{pool: s.pool, retry: retry, owner: o.Owner, ttl: o.TTL, onLost: o.OnLost, logger: logger,
 		stop: stop, done: make(chan struct{}), held: map[string]string{}}
 	go l.loop(ctx, o.Heartbeat, o.SweepInterval)
 	return l
@@ -135,9 +143,24 @@ UPDATE antler_threads SET status = 'error', updated_at = now() WHERE id = $1 AND
 // unexpired lease, and store.ErrNotFound for a missing thread. release
 // gives the lease back; it is safe to call more than once.
 func (l *Leases) Acquire(ctx context.Context, threadID, runID string) (release func(), err error) {
+	err = l.retry.do(ctx, "acquire lease", func(ctx context.Context, _ int) error { return l.acquire(ctx, threadID, runID) })
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	l.held[threadID] = runID
+	l.mu.Unlock()
+	var once sync.Once
+	return func() { once.Do(func() { l.release(threadID, runID) }) }, nil
+}
+
+// acquire is one attempt of Acquire: one transaction. Finding the lease
+// already held by runID means an earlier attempt committed before its
+// connection died; the lease is renewed and kept.
+func (l *Leases) acquire(ctx context.Context, threadID, runID string) error {
 	tx, err := l.pool.BeginTx(ctx, pgx.TxOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("postgres: acquire lease: %w", err)
+		return fmt.Errorf("postgres: acquire lease: %w", err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
 	var holder string
@@ -150,37 +173,38 @@ func (l *Leases) Acquire(ctx context.Context, threadID, runID string) (release f
 			VALUES ($1, $2, $3, now(), now() + $4 * interval '1 millisecond') ON CONFLICT (thread_id) DO NOTHING`,
 			threadID, runID, l.owner, l.ttl.Milliseconds())
 		if pgCode(err) == foreignKeyViolation {
-			return nil, fmt.Errorf("thread %q: %w", threadID, store.ErrNotFound)
+			return fmt.Errorf("thread %q: %w", threadID, store.ErrNotFound)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("postgres: acquire lease: %w", err)
+			return fmt.Errorf("postgres: acquire lease: %w", err)
 		}
 		if tag.RowsAffected() == 0 { // inserted by another replica meanwhile
-			return nil, fmt.Errorf("thread %q: %w", threadID, ErrLeaseHeld)
+			return fmt.Errorf("thread %q: %w", threadID, ErrLeaseHeld)
 		}
 	case err != nil:
-		return nil, fmt.Errorf("postgres: acquire lease: %w", err)
+		return fmt.Errorf("postgres: acquire lease: %w", err)
+	case holder == runID:
+		if _, err := tx.Exec(ctx, `UPDATE antler_run_leases SET owner = $2, expires_at = now() + $3 * interval '1 millisecond'
+			WHERE thread_id = $1`, threadID, l.owner, l.ttl.Milliseconds()); err != nil {
+			return fmt.Errorf("postgres: acquire lease: %w", err)
+		}
 	case !expired:
-		return nil, fmt.Errorf("thread %q (run %s): %w", threadID, holder, ErrLeaseHeld)
+		return fmt.Errorf("thread %q (run %s): %w", threadID, holder, ErrLeaseHeld)
 	default:
 		if _, err := tx.Exec(ctx, failRun, threadID, holder, LostLeaseError); err != nil {
-			return nil, fmt.Errorf("postgres: fail abandoned run %s: %w", holder, err)
+			return fmt.Errorf("postgres: fail abandoned run %s: %w", holder, err)
 		}
 		if _, err := tx.Exec(ctx, `UPDATE antler_run_leases SET run_id = $2, owner = $3, acquired_at = now(),
 			expires_at = now() + $4 * interval '1 millisecond' WHERE thread_id = $1`,
 			threadID, runID, l.owner, l.ttl.Milliseconds()); err != nil {
-			return nil, fmt.Errorf("postgres: acquire lease: %w", err)
+			return fmt.Errorf("postgres: acquire lease: %w", err)
 		}
 		l.logger.Warn("took over an expired run lease; its run is failed", "thread_id", threadID, "run_id", holder)
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return nil, fmt.Errorf("postgres: acquire lease: %w", err)
+		return fmt.Errorf("postgres: acquire lease: %w", err)
 	}
-	l.mu.Lock()
-	l.held[threadID] = runID
-	l.mu.Unlock()
-	var once sync.Once
-	return func() { once.Do(func() { l.release(threadID, runID) }) }, nil
+	return nil
 }
 
 func (l *Leases) release(threadID, runID string) {
@@ -191,7 +215,11 @@ func (l *Leases) release(threadID, runID string) {
 	l.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := l.pool.Exec(ctx, `DELETE FROM antler_run_leases WHERE thread_id = $1 AND run_id = $2`, threadID, runID); err != nil {
+	err := l.retry.do(ctx, "release lease", func(ctx context.Context, _ int) error {
+		_, err := l.pool.Exec(ctx, `DELETE FROM antler_run_leases WHERE thread_id = $1 AND run_id = $2`, threadID, runID)
+		return err
+	})
+	if err != nil {
 		l.logger.Error("cannot release a run lease; it expires on its own", "thread_id", threadID, "run_id", runID, "err", err)
 	}
 }
@@ -205,8 +233,10 @@ type Lease struct {
 // Get returns the lease on threadID; ok is false when there is none (an
 // expired lease not yet swept is returned).
 func (l *Leases) Get(ctx context.Context, threadID string) (lease Lease, ok bool, err error) {
-	err = l.pool.QueryRow(ctx, `SELECT thread_id, run_id, owner, acquired_at, expires_at FROM antler_run_leases WHERE thread_id = $1`,
-		threadID).Scan(&lease.ThreadID, &lease.RunID, &lease.Owner, &lease.AcquiredAt, &lease.ExpiresAt)
+	err = l.retry.do(ctx, "get lease", func(ctx context.Context, _ int) error {
+		return l.pool.QueryRow(ctx, `SELECT thread_id, run_id, owner, acquired_at, expires_at FROM antler_run_leases WHERE thread_id = $1`,
+			threadID).Scan(&lease.ThreadID, &lease.RunID, &lease.Owner, &lease.AcquiredAt, &lease.ExpiresAt)
+	})
 	if isNoRows(err) {
 		return Lease{}, false, nil
 	}
@@ -216,37 +246,57 @@ func (l *Leases) Get(ctx context.Context, threadID string) (lease Lease, ok bool
 	return lease, true, nil
 }
 
-// sweep deletes every expired lease, fails its run and clears its
-// thread's busy status, in one statement.
+// sweep deletes every expired lease and fails its run (LostLeaseError);
+// fails every run owned by a replica (runs.owner set) that is pending or
+// running without a live lease of its own (OrphanedRunError: its replica
+// released the lease without recording the outcome, for one because the
+// database connection was lost), even when its thread has since been
+// leased to a new run; and clears the busy status of those runs' threads
+// that no live lease holds. One statement, one snapshot: a lease renewed
+// or a run recorded after it started is seen by the next sweep.
 const sweep = `WITH dead AS (
 	DELETE FROM antler_run_leases WHERE expires_at < now() RETURNING thread_id, run_id),
-r AS (
-	UPDATE antler_runs SET status = 'error', stop_reason = 'error', error = $1, updated_at = now()
-	FROM dead WHERE antler_runs.id = dead.run_id AND antler_runs.status IN ('pending', 'running') RETURNING 1),
+orphans AS (
+	SELECT r.id FROM antler_runs r
+	WHERE r.status IN ('pending', 'running') AND r.owner <> ''
+	  AND NOT EXISTS (SELECT 1 FROM antler_run_leases l WHERE l.run_id = r.id AND l.expires_at >= now())),
+failed AS (
+	UPDATE antler_runs SET status = 'error', stop_reason = 'error', updated_at = now(),
+		error = CASE WHEN antler_runs.id IN (SELECT run_id FROM dead) THEN $1 ELSE $2 END
+	WHERE antler_runs.status IN ('pending', 'running')
+	  AND (antler_runs.id IN (SELECT run_id FROM dead) OR antler_runs.id IN (SELECT id FROM orphans))
+	RETURNING antler_runs.thread_id, antler_runs.id),
 t AS (
 	UPDATE antler_threads SET status = 'error', updated_at = now()
-	FROM dead WHERE antler_threads.id = dead.thread_id AND antler_threads.status = 'busy' RETURNING 1)
-SELECT thread_id, run_id FROM dead`
+	WHERE antler_threads.status = 'busy'
+	  AND (antler_threads.id IN (SELECT thread_id FROM dead) OR antler_threads.id IN (SELECT thread_id FROM failed))
+	  AND NOT EXISTS (SELECT 1 FROM antler_run_leases l WHERE l.thread_id = antler_threads.id AND l.expires_at >= now())
+	RETURNING 1)
+SELECT thread_id, run_id FROM dead UNION SELECT thread_id, id FROM failed`
 
-// Sweep fails the runs of every expired lease now (it also runs
-// periodically) and returns their ids.
+// Sweep fails the runs of every expired lease, and the owned runs left
+// running without a live lease, now (it also runs periodically), and
+// returns their ids.
 func (l *Leases) Sweep(ctx context.Context) ([]string, error) {
-	rows, err := l.pool.Query(ctx, sweep, LostLeaseError)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: sweep leases: %w", err)
-	}
 	var runs []string
-	for rows.Next() {
-		var tid, rid string
-		if err := rows.Scan(&tid, &rid); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("postgres: sweep leases: %w", err)
+	err := l.retry.do(ctx, "sweep leases", func(ctx context.Context, _ int) error {
+		rows, err := l.pool.Query(ctx, sweep, LostLeaseError, OrphanedRunError)
+		if err != nil {
+			return err
 		}
-		runs = append(runs, rid)
-		l.logger.Warn("run lease expired; run failed", "thread_id", tid, "run_id", rid)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		pairs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) ([2]string, error) {
+			var p [2]string
+			err := r.Scan(&p[0], &p[1])
+			return p, err
+		})
+		runs = runs[:0]
+		for _, p := range pairs {
+			runs = append(runs, p[1])
+			l.logger.Warn("run failed by the lease sweep", "thread_id", p[0], "run_id", p[1])
+		}
+		return err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("postgres: sweep leases: %w", err)
 	}
 	return runs, nil
@@ -265,24 +315,22 @@ func (l *Leases) renew(ctx context.Context) error {
 	if len(threads) == 0 {
 		return nil
 	}
-	rows, err := l.pool.Query(ctx, `UPDATE antler_run_leases AS l SET expires_at = now() + $3 * interval '1 millisecond'
-		FROM unnest($1::text[], $2::text[]) AS h(thread_id, run_id)
-		WHERE l.thread_id = h.thread_id AND l.run_id = h.run_id RETURNING l.thread_id`,
-		threads, runs, l.ttl.Milliseconds())
-	if err != nil {
-		return fmt.Errorf("postgres: renew leases: %w", err)
-	}
 	renewed := map[string]bool{}
-	for rows.Next() {
-		var t string
-		if err := rows.Scan(&t); err != nil {
-			rows.Close()
-			return fmt.Errorf("postgres: renew leases: %w", err)
+	err := l.retry.do(ctx, "renew leases", func(ctx context.Context, _ int) error {
+		rows, err := l.pool.Query(ctx, `UPDATE antler_run_leases AS l SET expires_at = now() + $3 * interval '1 millisecond'
+			FROM unnest($1::text[], $2::text[]) AS h(thread_id, run_id)
+			WHERE l.thread_id = h.thread_id AND l.run_id = h.run_id RETURNING l.thread_id`,
+			threads, runs, l.ttl.Milliseconds())
+		if err != nil {
+			return err
 		}
-		renewed[t] = true
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		for _, t := range ids {
+			renewed[t] = true
+		}
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("postgres: renew leases: %w", err)
 	}
 	var lost [][2]string

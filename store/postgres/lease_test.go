@@ -254,3 +254,78 @@ func TestLeaseLostIsReported(t *testing.T) {
 		t.Fatal("OnLost not called")
 	}
 }
+
+// TestLeaseSweep_failsRunLeftRunningAfterItsThreadTookANewRun is the
+// connection-loss case: a run whose outcome could not be written (the
+// database connection died) is still recorded as running when its
+// replica releases the lease, and its thread takes a new run at once. The
+// sweep fails the orphan, though no expired lease names it, and leaves the
+// new run, its thread's busy status, and a run recorded without a lease
+// (a CLI run) alone.
+func TestLeaseSweep_failsRunLeftRunningAfterItsThreadTookANewRun(t *testing.T) {
+	s := open(t)
+	ctx := t.Context()
+	for _, id := range []string{"t", "cli"} {
+		if err := s.CreateThread(ctx, &store.Thread{ID: id, UserID: "u", Status: store.ThreadBusy}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := newLeases(t, s, &postgres.LeaseOptions{Owner: "A", TTL: time.Minute}) // no periodic sweep in this test
+	release1, err := l.Acquire(ctx, "t", "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateRun(ctx, &store.Run{ID: "r1", ThreadID: "t", UserID: "u", Status: store.RunRunning}); err != nil {
+		t.Fatal(err)
+	}
+	release1() // the outcome of r1 was never written
+	release2, err := l.Acquire(ctx, "t", "r2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release2()
+	if err := s.CreateRun(ctx, &store.Run{ID: "r2", ThreadID: "t", UserID: "u", Status: store.RunRunning}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateRun(ctx, &store.Run{ID: "r-cli", ThreadID: "cli", UserID: "u", Status: store.RunRunning}); err != nil {
+		t.Fatal(err)
+	}
+
+	swept, err := l.Sweep(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(swept) != 1 || swept[0] != "r1" {
+		t.Errorf("swept %v, want [r1]", swept)
+	}
+	want := map[string]struct{ status, err string }{
+		"r1":    {store.RunError, postgres.OrphanedRunError},
+		"r2":    {store.RunRunning, ""},
+		"r-cli": {store.RunRunning, ""},
+	}
+	for id, w := range want {
+		r, err := s.GetRun(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != w.status || r.Error != w.err {
+			t.Errorf("run %s: status %q error %q, want %q %q", id, r.Status, r.Error, w.status, w.err)
+		}
+	}
+	for _, id := range []string{"t", "cli"} {
+		if th, err := s.GetThread(ctx, id); err != nil || th.Status != store.ThreadBusy {
+			t.Errorf("thread %s = %+v, %v; want still busy", id, th, err)
+		}
+	}
+	// Without a new run, the orphan's thread is freed as well.
+	release2()
+	if _, err := l.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := s.GetRun(ctx, "r2"); err != nil || r.Status != store.RunError {
+		t.Errorf("r2 after its lease went = %+v, %v; want error", r, err)
+	}
+	if th, err := s.GetThread(ctx, "t"); err != nil || th.Status != store.ThreadError {
+		t.Errorf("thread t = %+v, %v; want error", th, err)
+	}
+}

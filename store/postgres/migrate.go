@@ -81,6 +81,12 @@ var migrations = []string{
 	// 3: a run's token usage (NULL: none recorded, as for a run still
 	// going or one that ended before this version).
 	`ALTER TABLE antler_runs ADD COLUMN token_usage jsonb;`,
+	// 4: the replica that held a run's lease when it was recorded ('':
+	// none, as for runs recorded before this version or outside a
+	// gateway), so that the lease sweep can fail an owned run left
+	// running without a live lease; the partial index serves that sweep.
+	`ALTER TABLE antler_runs ADD COLUMN owner text NOT NULL DEFAULT '';
+	CREATE INDEX antler_runs_active ON antler_runs (id) WHERE status IN ('pending', 'running');`,
 }
 
 // SchemaVersion is the schema version this Antler writes.

@@ -42,7 +42,10 @@ type Options struct {
 	// MaxConns caps the pool; 0 keeps the URL's pool_max_conns, or pgx's
 	// default (the larger of 4 and the number of CPUs).
 	MaxConns int32
-	// Logger receives migration notes; nil discards.
+	// Retry bounds the retries of statements that failed on a transient
+	// connection error; the zero value is the default.
+	Retry RetryOptions
+	// Logger receives migration notes and retries; nil discards.
 	Logger *slog.Logger
 }
 
@@ -51,6 +54,7 @@ type Store struct {
 	// immutable after Open
 	pool   *pgxpool.Pool
 	schema string
+	retry  retrier // shared with Leases
 	logger *slog.Logger
 }
 
@@ -81,7 +85,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", redact(err))
 	}
-	s := &Store{pool: pool, schema: o.Schema, logger: logger}
+	s := &Store{pool: pool, schema: o.Schema, retry: newRetrier(o.Retry, logger), logger: logger}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err

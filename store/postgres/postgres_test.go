@@ -139,7 +139,7 @@ func TestCheckpointAfterCancel(t *testing.T) {
 }
 
 // TestMigratesVersion2 opens a schema of version 2 (before runs had
-// token_usage) holding a finished run: it is migrated in place, the old
+// token_usage and an owner) holding a finished run: it is migrated in place, the old
 // run reads with no usage, and new usage is recorded.
 func TestMigratesVersion2(t *testing.T) {
 	url, schema := pgtest.Schema(t)
@@ -154,6 +154,8 @@ func TestMigratesVersion2(t *testing.T) {
 	// Turn it back into a version 2 schema, as the previous Antler wrote.
 	for _, q := range []string{
 		`ALTER TABLE antler_runs DROP COLUMN token_usage`,
+		`ALTER TABLE antler_runs DROP COLUMN owner`,
+		`DROP INDEX antler_runs_active`,
 		`DELETE FROM antler_schema_migrations WHERE version > 2`,
 		`INSERT INTO antler_runs (id, thread_id, user_id, status, stop_reason, created_at, updated_at)
 		 VALUES ('old', 't', 'u', 'success', 'completed', now(), now())`,

@@ -6,13 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/antlerhq/antler/store"
 )
 
-// CreateRun implements store.Store.
+// CreateRun implements store.Store. The run is owned by the replica
+// holding its lease, if any (see Leases: the sweep fails an owned run
+// left running without a live lease).
 func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
 	if r.ID == "" {
 		return errors.New("postgres: run id is empty")
@@ -30,20 +34,41 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.pool.Exec(ctx,
-		`INSERT INTO antler_runs (id, thread_id, user_id, agent_name, status, stop_reason, error, metadata, token_usage, created_at, updated_at)
-		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		r.ID, r.ThreadID, r.UserID, r.AgentName, r.Status, r.StopReason, r.Error, meta, usage, r.CreatedAt, r.UpdatedAt)
-	switch pgCode(err) {
-	case uniqueViolation:
-		return fmt.Errorf("run %q: %w", r.ID, store.ErrExists)
-	case foreignKeyViolation:
-		return fmt.Errorf("thread %q: %w", r.ThreadID, store.ErrNotFound)
-	}
-	if err != nil {
-		return fmt.Errorf("postgres: create run: %w", err)
-	}
-	return nil
+	return s.retry.do(ctx, "create run", func(ctx context.Context, attempt int) error {
+		_, err := s.pool.Exec(ctx, createRun,
+			r.ID, r.ThreadID, r.UserID, r.AgentName, r.Status, r.StopReason, r.Error, meta, usage, r.CreatedAt, r.UpdatedAt)
+		switch pgCode(err) {
+		case uniqueViolation:
+			// A retry finds the row an earlier attempt committed: that
+			// is this run (same thread and creation time), not another.
+			if attempt > 1 && s.runIs(ctx, r) {
+				return nil
+			}
+			return fmt.Errorf("run %q: %w", r.ID, store.ErrExists)
+		case foreignKeyViolation:
+			return fmt.Errorf("thread %q: %w", r.ThreadID, store.ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("postgres: create run: %w", err)
+		}
+		return nil
+	})
+}
+
+// createRun inserts a run, owned by the replica that holds its lease
+// (” when it has none: a run not started by a gateway replica).
+const createRun = `INSERT INTO antler_runs
+	(id, thread_id, user_id, agent_name, status, stop_reason, error, metadata, token_usage, created_at, updated_at, owner)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
+		coalesce((SELECT owner FROM antler_run_leases WHERE thread_id = $2 AND run_id = $1), ''))`
+
+// runIs reports whether the stored run r.ID has r's thread and creation
+// time (false when it cannot tell).
+func (s *Store) runIs(ctx context.Context, r *store.Run) bool {
+	var tid string
+	var created time.Time
+	err := s.pool.QueryRow(ctx, `SELECT thread_id, created_at FROM antler_runs WHERE id = $1`, r.ID).Scan(&tid, &created)
+	return err == nil && tid == r.ThreadID && created.Equal(r.CreatedAt)
 }
 
 // UpdateRun implements store.Store.
@@ -52,10 +77,15 @@ func (s *Store) UpdateRun(ctx context.Context, id string, u store.RunUpdate) err
 	if err != nil {
 		return err
 	}
-	tag, err := s.pool.Exec(ctx,
-		`UPDATE antler_runs SET status = $1, stop_reason = $2, error = $3, token_usage = coalesce($4, token_usage), updated_at = $5
-		 WHERE id = $6`,
-		u.Status, u.StopReason, u.Error, usage, now(), id)
+	updated := now()
+	var tag pgconn.CommandTag
+	err = s.retry.do(ctx, "update run", func(ctx context.Context, _ int) error {
+		tag, err = s.pool.Exec(ctx,
+			`UPDATE antler_runs SET status = $1, stop_reason = $2, error = $3, token_usage = coalesce($4, token_usage), updated_at = $5
+			 WHERE id = $6`,
+			u.Status, u.StopReason, u.Error, usage, updated, id)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("postgres: update run: %w", err)
 	}
@@ -102,7 +132,12 @@ func encodeUsage(u *store.RunUsage) ([]byte, error) {
 
 // GetRun implements store.Store.
 func (s *Store) GetRun(ctx context.Context, id string) (*store.Run, error) {
-	r, err := scanRun(s.pool.QueryRow(ctx, `SELECT `+runCols+` FROM antler_runs WHERE id = $1`, id))
+	var r *store.Run
+	err := s.retry.do(ctx, "get run", func(ctx context.Context, _ int) error {
+		var err error
+		r, err = scanRun(s.pool.QueryRow(ctx, `SELECT `+runCols+` FROM antler_runs WHERE id = $1`, id))
+		return err
+	})
 	if isNoRows(err) {
 		return nil, fmt.Errorf("run %q: %w", id, store.ErrNotFound)
 	}
@@ -114,21 +149,17 @@ func (s *Store) GetRun(ctx context.Context, id string) (*store.Run, error) {
 
 // ListRuns implements store.Store.
 func (s *Store) ListRuns(ctx context.Context, threadID string) ([]*store.Run, error) {
-	rows, err := s.pool.Query(ctx,
-		`SELECT `+runCols+` FROM antler_runs WHERE thread_id = $1 ORDER BY created_at DESC, seq DESC`, threadID)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: list runs: %w", err)
-	}
-	defer rows.Close()
 	var out []*store.Run
-	for rows.Next() {
-		r, err := scanRun(rows)
+	err := s.retry.do(ctx, "list runs", func(ctx context.Context, _ int) error {
+		rows, err := s.pool.Query(ctx,
+			`SELECT `+runCols+` FROM antler_runs WHERE thread_id = $1 ORDER BY created_at DESC, seq DESC`, threadID)
 		if err != nil {
-			return nil, fmt.Errorf("postgres: list runs: %w", err)
+			return err
 		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (*store.Run, error) { return scanRun(r) })
+		return err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("postgres: list runs: %w", err)
 	}
 	return out, nil

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/antlerhq/antler/store"
 )
@@ -30,17 +32,33 @@ func (s *Store) CreateThread(ctx context.Context, t *store.Thread) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.pool.Exec(ctx,
-		`INSERT INTO antler_threads (id, user_id, agent_name, status, title, metadata, created_at, updated_at)
-		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		t.ID, t.UserID, t.AgentName, t.Status, t.Title, meta, t.CreatedAt, t.UpdatedAt)
-	if pgCode(err) == uniqueViolation {
-		return fmt.Errorf("thread %q: %w", t.ID, store.ErrExists)
-	}
-	if err != nil {
-		return fmt.Errorf("postgres: create thread: %w", err)
-	}
-	return nil
+	return s.retry.do(ctx, "create thread", func(ctx context.Context, attempt int) error {
+		_, err := s.pool.Exec(ctx,
+			`INSERT INTO antler_threads (id, user_id, agent_name, status, title, metadata, created_at, updated_at)
+			 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			t.ID, t.UserID, t.AgentName, t.Status, t.Title, meta, t.CreatedAt, t.UpdatedAt)
+		if pgCode(err) == uniqueViolation {
+			// A retry finds the row an earlier attempt committed: that
+			// is this thread (same user and creation time), not another.
+			if attempt > 1 && s.threadIs(ctx, t) {
+				return nil
+			}
+			return fmt.Errorf("thread %q: %w", t.ID, store.ErrExists)
+		}
+		if err != nil {
+			return fmt.Errorf("postgres: create thread: %w", err)
+		}
+		return nil
+	})
+}
+
+// threadIs reports whether the stored thread t.ID has t's user and
+// creation time (false when it cannot tell).
+func (s *Store) threadIs(ctx context.Context, t *store.Thread) bool {
+	var user string
+	var created time.Time
+	err := s.pool.QueryRow(ctx, `SELECT user_id, created_at FROM antler_threads WHERE id = $1`, t.ID).Scan(&user, &created)
+	return err == nil && user == t.UserID && created.Equal(t.CreatedAt)
 }
 
 const threadCols = `id, user_id, agent_name, status, title, metadata, created_at, updated_at`
@@ -61,7 +79,12 @@ func scanThread(r pgx.Row) (*store.Thread, error) {
 
 // GetThread implements store.Store.
 func (s *Store) GetThread(ctx context.Context, id string) (*store.Thread, error) {
-	t, err := scanThread(s.pool.QueryRow(ctx, `SELECT `+threadCols+` FROM antler_threads WHERE id = $1`, id))
+	var t *store.Thread
+	err := s.retry.do(ctx, "get thread", func(ctx context.Context, _ int) error {
+		var err error
+		t, err = scanThread(s.pool.QueryRow(ctx, `SELECT `+threadCols+` FROM antler_threads WHERE id = $1`, id))
+		return err
+	})
 	if isNoRows(err) {
 		return nil, fmt.Errorf("thread %q: %w", id, store.ErrNotFound)
 	}
@@ -78,9 +101,13 @@ func (s *Store) UpdateThread(ctx context.Context, t *store.Thread) error {
 		return err
 	}
 	t.UpdatedAt = now()
-	tag, err := s.pool.Exec(ctx,
-		`UPDATE antler_threads SET status = $1, title = $2, metadata = $3, updated_at = $4 WHERE id = $5`,
-		cmp.Or(t.Status, store.ThreadIdle), t.Title, meta, t.UpdatedAt, t.ID)
+	var tag pgconn.CommandTag
+	err = s.retry.do(ctx, "update thread", func(ctx context.Context, _ int) error {
+		tag, err = s.pool.Exec(ctx,
+			`UPDATE antler_threads SET status = $1, title = $2, metadata = $3, updated_at = $4 WHERE id = $5`,
+			cmp.Or(t.Status, store.ThreadIdle), t.Title, meta, t.UpdatedAt, t.ID)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("postgres: update thread: %w", err)
 	}
@@ -117,34 +144,35 @@ func (s *Store) SearchThreads(ctx context.Context, q store.ThreadQuery) ([]*stor
 		query += " WHERE " + strings.Join(where, " AND ")
 	}
 	query += " ORDER BY updated_at DESC, id LIMIT " + arg(cmp.Or(q.Limit, 100)) + " OFFSET " + arg(max(q.Offset, 0))
-	rows, err := s.pool.Query(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: search threads: %w", err)
-	}
-	defer rows.Close()
 	var out []*store.Thread
-	for rows.Next() {
-		t, err := scanThread(rows)
+	err := s.retry.do(ctx, "search threads", func(ctx context.Context, _ int) error {
+		rows, err := s.pool.Query(ctx, query, args...)
 		if err != nil {
-			return nil, fmt.Errorf("postgres: search threads: %w", err)
+			return err
 		}
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
+		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (*store.Thread, error) { return scanThread(r) })
+		return err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("postgres: search threads: %w", err)
 	}
 	return out, nil
 }
 
 // DeleteThread implements store.Store. Checkpoints, runs, leases and
-// stored run events go with the thread (ON DELETE CASCADE).
+// stored run events go with the thread (ON DELETE CASCADE). After a
+// transient error, a retry that finds the thread gone reports success.
 func (s *Store) DeleteThread(ctx context.Context, id string) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM antler_threads WHERE id = $1`, id)
-	if err != nil {
-		return fmt.Errorf("postgres: delete thread: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("thread %q: %w", id, store.ErrNotFound)
-	}
-	return nil
+	return s.retry.do(ctx, "delete thread", func(ctx context.Context, attempt int) error {
+		tag, err := s.pool.Exec(ctx, `DELETE FROM antler_threads WHERE id = $1`, id)
+		if err != nil {
+			return fmt.Errorf("postgres: delete thread: %w", err)
+		}
+		// A retry that finds nothing to delete may follow an attempt
+		// that deleted it: the thread is gone either way.
+		if tag.RowsAffected() == 0 && attempt == 1 {
+			return fmt.Errorf("thread %q: %w", id, store.ErrNotFound)
+		}
+		return nil
+	})
 }
