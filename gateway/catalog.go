@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/antlerhq/antler/agent"
+	"github.com/antlerhq/antler/customagent"
 	"github.com/antlerhq/antler/toolset"
 )
 
@@ -80,9 +81,17 @@ type toolJSON struct {
 // `antler tools list --json` prints them (built by the lead-agent factory:
 // setup_agent/update_agent, deferred marks and tool_search included).
 // groups absent keeps all groups, present and empty keeps none. Without
-// any configured model it is the plain assembly.
+// any configured model it is the plain assembly. An agent argument that is
+// not an agent name (customagent.NamePattern) is refused with 422 before
+// anything is built; an unknown agent is 404.
 func (s *Server) listTools(w http.ResponseWriter, r *http.Request, u *principal) {
 	q := r.URL.Query()
+	if a := q.Get("agent"); a != "" {
+		if err := customagent.ValidateName(a); err != nil {
+			writeError(w, http.StatusUnprocessableEntity, "Invalid query argument agent: %v", err)
+			return
+		}
+	}
 	flag := func(k string) bool { b, _ := strconv.ParseBool(q.Get(k)); return b }
 	var groups []string
 	if q.Has("groups") {
