@@ -49,7 +49,8 @@ type MCPServer struct {
 	Description string
 	// ToolNamePrefix prefixes tool names with "<server>_" (default true).
 	ToolNamePrefix bool
-	// ToolCallTimeout in seconds, nil for none; see CallTimeout.
+	// ToolCallTimeout bounds each tool call, in seconds; unset, null, 0
+	// or less mean the default bound of 10 minutes (mcptools).
 	ToolCallTimeout *float64
 	// SessionInitTimeout in seconds (default 60); nil when the file sets it
 	// to null, meaning no bound. See InitTimeout.
@@ -100,7 +101,8 @@ type TaskToolset struct {
 // InitTimeout is the session initialisation bound, 0 for none.
 func (s *MCPServer) InitTimeout() time.Duration { return seconds(s.SessionInitTimeout) }
 
-// CallTimeout is the per-call bound, 0 for none.
+// CallTimeout is the configured per-call bound, 0 when none is set (the
+// caller then applies its default).
 func (s *MCPServer) CallTimeout() time.Duration { return seconds(s.ToolCallTimeout) }
 
 func seconds(v *float64) time.Duration {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -88,12 +89,9 @@ func (m *Manager) callSession(ctx context.Context, call *tool.Call, s *server, s
 	}
 	defer m.pool.release(e)
 
-	cctx := ctx
-	if t := s.cfg.CallTimeout(); t > 0 {
-		var cancel context.CancelFunc
-		cctx, cancel = context.WithTimeout(ctx, t)
-		defer cancel()
-	}
+	timeout, configured := m.callTimeout(s)
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	params := &mcp.CallToolParams{Name: rawName, Arguments: arguments}
 	if call != nil && call.Emit != nil {
 		token := m.progress.add(func(p *mcp.ProgressNotificationParams) {
@@ -119,7 +117,7 @@ func (m *Manager) callSession(ctx context.Context, call *tool.Call, s *server, s
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
 	case cctx.Err() != nil:
-		return tool.Errorf("MCP tool '%s' on server '%s' timed out after %gs", rawName, serverName, s.cfg.CallTimeout().Seconds()), nil
+		return m.timeoutResult(s, rawName, timeout, configured), nil
 	case connectionLost(err, e.sess):
 		m.pool.remove(e)
 		return tool.Errorf("MCP server '%s' closed the connection while running '%s'; it will be restarted on the next call%s",
@@ -128,6 +126,35 @@ func (m *Manager) callSession(ctx context.Context, call *tool.Call, s *server, s
 		return tool.Errorf("%s", werr.Message), nil
 	}
 	return tool.Errorf("MCP tool '%s' on server '%s' failed: %v", rawName, serverName, err), nil
+}
+
+// callTimeout returns the bound of a call to s: its tool_call_timeout, or
+// Options.DefaultCallTimeout when it sets none (configured is then false).
+func (m *Manager) callTimeout(s *server) (timeout time.Duration, configured bool) {
+	if t := s.cfg.CallTimeout(); t > 0 {
+		return t, true
+	}
+	return m.opts.DefaultCallTimeout, false
+}
+
+// timeoutResult is the error result of a call that reached its bound. The
+// SDK has already sent notifications/cancelled for it (when the call's
+// context ends, the request is retired and the notification sent in the
+// background). The message names the server, the tool and the setting
+// that allows a longer call.
+func (m *Manager) timeoutResult(s *server, rawName string, timeout time.Duration, configured bool) *tool.Result {
+	file := "extensions_config.json"
+	m.mu.Lock()
+	if m.ext != nil && m.ext.Path != "" {
+		file = filepath.Base(m.ext.Path)
+	}
+	m.mu.Unlock()
+	bound, advice := fmt.Sprintf("%gs", timeout.Seconds()), "raise"
+	if !configured {
+		bound, advice = bound+" (the default bound)", "set"
+	}
+	return tool.Errorf("MCP tool '%s' on server '%s' timed out after %s and was cancelled; if it needs longer, %s tool_call_timeout (seconds) of server '%s' in %s",
+		rawName, s.name, bound, advice, s.name, file)
 }
 
 // connectionLost reports whether a failed call means the session is gone.

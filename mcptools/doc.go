@@ -19,9 +19,12 @@
 //
 // Sessions are reused: one per server for sse and http servers, one per
 // server and thread for stdio servers (LRU-bounded, closed on eviction). A
-// stdio server that died is started again on the next call. Calls are
-// bounded by tool_call_timeout; a cancelled call sends
-// notifications/cancelled to the server.
+// stdio server that died is started again on the next call. Every call is
+// bounded: by the server's tool_call_timeout, else by
+// [Options.DefaultCallTimeout] ([DefaultToolCallTimeout], 10 minutes). A
+// call abandoned at its bound or by its caller's context is cancelled
+// with notifications/cancelled, sent by the SDK; a timeout becomes an error
+// result naming the server, the tool and tool_call_timeout.
 //
 // # Threads and files
 //

@@ -39,6 +39,10 @@ func TestMain(m *testing.M) {
 //     (a duration) delays the start, for discovery benchmarks;
 //     FAKE_HANG_IF_EXISTS (a path) hangs when that file exists;
 //     FAKE_CRASH_ON_LIST exits on tools/list;
+//     FAKE_RECORD (a path) adds the tool block, which never answers, and
+//     appends every notifications/cancelled it receives to that file;
+//     FAKE_BANNER prints non-JSON-RPC lines on stdout before serving and
+//     adds the tool noisy, which prints more before answering;
 //   - files: serve, plus the tools report and write of addFileTools.
 func runFake(mode string) {
 	switch mode {
@@ -67,6 +71,12 @@ func runFake(mode string) {
 					return next(ctx, method, req)
 				}
 			})
+		}
+		if p := os.Getenv("FAKE_RECORD"); p != "" {
+			addRecorder(s, p)
+		}
+		if os.Getenv("FAKE_BANNER") != "" {
+			addBanner(s)
 		}
 		mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "Returns the server's process id."},
 			func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
@@ -98,6 +108,68 @@ func runFake(mode string) {
 		fmt.Fprintln(os.Stderr, "fake: unknown mode", mode)
 		os.Exit(1)
 	}
+}
+
+// addRecorder adds the tool block, which answers only when cancelled, and
+// a middleware that appends each notifications/cancelled to the file at
+// path, one JSON object a line.
+func addRecorder(s *mcp.Server, path string) {
+	record := func(v any) {
+		line, _ := json.Marshal(v)
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fake:", err)
+			return
+		}
+		defer f.Close()
+		f.Write(append(line, '\n'))
+	}
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if p, ok := req.GetParams().(*mcp.CancelledParams); ok && method == "notifications/cancelled" {
+				record(cancelRecord{Method: method, RequestID: fmt.Sprint(p.RequestID), Reason: p.Reason})
+			}
+			return next(ctx, method, req)
+		}
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "block", Description: "Never answers; returns only when cancelled."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			<-ctx.Done()
+			return nil, nil, ctx.Err()
+		})
+}
+
+// cancelRecord is one line of the FAKE_RECORD file.
+type cancelRecord struct {
+	Method    string `json:"method"`
+	RequestID string `json:"request_id"`
+	Reason    string `json:"reason"`
+}
+
+// fakeBanner is what a FAKE_BANNER server prints on stdout: a banner, a
+// line in the style of dotenv, a JSON log line that is no JSON-RPC message,
+// a long plain line and an empty one.
+var fakeBanner = []string{
+	"fake MCP server v1 ready",
+	"[dotenv@17.2.1] injecting env (0) from .env",
+	`{"level":30,"msg":"listening on stdio"}`,
+	strings.Repeat("x", 300<<10),
+	"",
+}
+
+// addBanner prints fakeBanner on stdout now and adds the tool noisy, which
+// prints it again before its answer.
+func addBanner(s *mcp.Server) {
+	for _, l := range fakeBanner {
+		fmt.Println(l)
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "noisy", Description: "Prints on stdout, then answers."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			for _, l := range fakeBanner {
+				fmt.Println(l)
+			}
+			return text("quiet now"), nil, nil
+		})
 }
 
 // fakePlace is what the fake's report tool sees of its process.

@@ -39,6 +39,13 @@ func (s staticSource) Get() (*config.Extensions, bool, error) { return s.ext, fa
 // against them (see docs/design.md).
 const DefaultProtocolVersion = "2025-11-25"
 
+// DefaultToolCallTimeout bounds a tool call of a server without
+// tool_call_timeout. DeerFlow leaves such a stdio call unbounded; the MCP
+// TypeScript SDK gives every request 60 s, which cuts off legitimate slow
+// tools (builds, crawls, browser sessions). Ten minutes lets those finish
+// and still frees a run whose server hangs (see docs/design.md).
+const DefaultToolCallTimeout = 10 * time.Minute
+
 // Options configure a Manager. The zero value is usable.
 type Options struct {
 	// Extensions supplies mcpServers; nil means no servers.
@@ -78,6 +85,13 @@ type Options struct {
 	Dial func(ctx context.Context, s config.MCPServer) (mcp.Transport, error)
 	// Now is the clock of OAuth token expiry; nil means time.Now.
 	Now func() time.Time
+	// DefaultCallTimeout bounds a tool call of a server that sets no
+	// tool_call_timeout (or sets it to 0 or less); 0 means
+	// DefaultToolCallTimeout. There is no way to make a call unbounded: a
+	// server that never answers would hold its caller (and a run's
+	// thread) forever. A call that reaches its bound is cancelled with
+	// notifications/cancelled and becomes an error result.
+	DefaultCallTimeout time.Duration
 	// Layout, if set, gives stdio servers a place in the thread's folders
 	// for calls made with a user and thread, as DeerFlow does (reference
 	// §9.4; see "Threads and files" in the package documentation): the
@@ -135,6 +149,9 @@ func New(opts *Options) *Manager {
 	o.ClientVersion = cmp.Or(o.ClientVersion, "dev")
 	o.MaxSessions = cmp.Or(o.MaxSessions, DefaultMaxSessions)
 	o.TerminateGrace = cmp.Or(o.TerminateGrace, 2*time.Second)
+	if o.DefaultCallTimeout <= 0 {
+		o.DefaultCallTimeout = DefaultToolCallTimeout
+	}
 	m := &Manager{opts: o, log: o.Logger, httpTransport: o.HTTPTransport, now: o.Now, sem: make(chan struct{}, 1)}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)

@@ -262,7 +262,8 @@ func TestCase50_ToolCallTimeoutAppliesToHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "Error: MCP tool 'sleep' on server 's' timed out after 0.2s"; resultText(res) != want || !res.IsError {
+	if want := "Error: MCP tool 'sleep' on server 's' timed out after 0.2s and was cancelled; " +
+		"if it needs longer, raise tool_call_timeout (seconds) of server 's' in extensions_config.json"; resultText(res) != want || !res.IsError {
 		t.Errorf("got %q, want %q", resultText(res), want)
 	}
 	if d := time.Since(start); d > 5*time.Second {
