@@ -192,7 +192,10 @@ func failure(ctx context.Context, err error) (StopReason, error) {
 }
 
 // load reads the thread's latest checkpoint, creating the thread when it
-// does not exist yet.
+// does not exist yet, records the run as running and marks the thread
+// busy, in that order: a busy thread always has a running run recorded,
+// so that recovery after a crash (which ends the runs of dead processes
+// and frees their threads) never leaves a thread busy.
 func (r *runState) load(ctx context.Context) error {
 	s := r.a.opts.Store
 	if s == nil {
@@ -202,7 +205,7 @@ func (r *runState) load(ctx context.Context) error {
 	th, err := s.GetThread(ctx, r.in.ThreadID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		th = &store.Thread{ID: r.in.ThreadID, UserID: r.in.UserID, AgentName: r.in.AgentName, Status: store.ThreadBusy}
+		th = &store.Thread{ID: r.in.ThreadID, UserID: r.in.UserID, AgentName: r.in.AgentName, Status: store.ThreadIdle}
 		if err := s.CreateThread(ctx, th); err != nil {
 			return err
 		}
@@ -222,13 +225,13 @@ func (r *runState) load(ctx context.Context) error {
 		default:
 			r.state, r.step, r.parent = cp.State, cp.Step+1, cp.ID
 		}
-		th.Status = store.ThreadBusy
-		if err := s.UpdateThread(ctx, th); err != nil {
-			return err
-		}
 	}
-	return s.CreateRun(ctx, &store.Run{ID: r.in.RunID, ThreadID: r.in.ThreadID, UserID: r.in.UserID,
-		AgentName: r.in.AgentName, Status: store.RunRunning})
+	if err := s.CreateRun(ctx, &store.Run{ID: r.in.RunID, ThreadID: r.in.ThreadID, UserID: r.in.UserID,
+		AgentName: r.in.AgentName, Status: store.RunRunning}); err != nil {
+		return err
+	}
+	th.Status = store.ThreadBusy
+	return s.UpdateThread(ctx, th)
 }
 
 // checkpoint writes the current state as the thread's next checkpoint.
@@ -247,6 +250,12 @@ func (r *runState) checkpoint(ctx context.Context, source string) error {
 	return nil
 }
 
+// finishWriteTimeout bounds each write of finish. Each has a fresh
+// context, apart from the run's (which may be cancelled already), so that
+// a slow or retried first write does not leave the run's outcome without
+// time.
+const finishWriteTimeout = 10 * time.Second
+
 // finish records the run's outcome and token usage. After a failure it
 // saves the state reached so far (an assistant message whose tool calls never ran is
 // repaired by DanglingToolCalls on the next run).
@@ -255,8 +264,11 @@ func (r *runState) finish(ctx context.Context, reason StopReason, runErr error) 
 	if s == nil || r.state == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
+	write := func(fn func(ctx context.Context) error) error {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishWriteTimeout)
+		defer cancel()
+		return fn(ctx)
+	}
 	runStatus, threadStatus := store.RunSuccess, store.ThreadIdle
 	errText := ""
 	switch reason {
@@ -269,21 +281,27 @@ func (r *runState) finish(ctx context.Context, reason StopReason, runErr error) 
 	}
 	if runErr != nil {
 		errText = runErr.Error()
-		if err := r.checkpoint(ctx, "interrupted"); err != nil {
+		if err := write(func(ctx context.Context) error { return r.checkpoint(ctx, "interrupted") }); err != nil {
 			r.logger.Error("cannot save the state of a failed run", "err", err)
 		}
 	}
 	usage := r.usage.record.Clone()
 	usage.ModelName = ModelName(r.a.opts.Model)
-	if err := s.UpdateRun(ctx, r.in.RunID, store.RunUpdate{Status: runStatus, StopReason: string(reason), Error: errText,
-		Usage: usage}); err != nil && !errors.Is(err, store.ErrNotFound) {
+	update := store.RunUpdate{Status: runStatus, StopReason: string(reason), Error: errText, Usage: usage}
+	if err := write(func(ctx context.Context) error { return s.UpdateRun(ctx, r.in.RunID, update) }); err != nil &&
+		!errors.Is(err, store.ErrNotFound) {
 		r.logger.Error("cannot record the run's outcome", "err", err)
 	}
-	if th, err := s.GetThread(ctx, r.in.ThreadID); err == nil {
-		th.Status = threadStatus
-		if err := s.UpdateThread(ctx, th); err != nil {
-			r.logger.Error("cannot record the thread's status", "err", err)
+	err := write(func(ctx context.Context) error {
+		th, err := s.GetThread(ctx, r.in.ThreadID)
+		if err != nil {
+			return err
 		}
+		th.Status = threadStatus
+		return s.UpdateThread(ctx, th)
+	})
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		r.logger.Error("cannot record the thread's status", "err", err)
 	}
 }
 
