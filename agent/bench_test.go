@@ -55,7 +55,7 @@ func BenchmarkLoopStep(b *testing.B) {
 	for _, n := range []int{1, 10, 100} {
 		b.Run(fmt.Sprintf("tools=%d", n), func(b *testing.B) {
 			a, err := agent.New(agent.Options{Model: benchModel{}, Tools: benchTools(n), SystemPrompt: "bench",
-				ToolMiddlewares:  []tool.Middleware{agent.ToolErrors(), agent.Clarification()},
+				ToolMiddlewares:  []tool.Middleware{agent.Clarification()},
 				ModelMiddlewares: []tool.ModelMiddleware{agent.DanglingToolCalls()}})
 			if err != nil {
 				b.Fatal(err)

@@ -15,7 +15,7 @@ import (
 func TestDisabledClarificationContinuesTheRun(t *testing.T) {
 	m := &fakeModel{steps: []step{calls("ask_clarification", `{"question":"Which?"}`), answer("went ahead")}}
 	a := newAgent(t, agent.Options{Model: m, Tools: []*tool.Tool{builtin.AskClarification()},
-		ToolMiddlewares: []tool.Middleware{agent.ToolErrors(), agent.Clarification()}})
+		ToolMiddlewares: []tool.Middleware{agent.Clarification()}})
 	out, err := a.Invoke(t.Context(), agent.Input{Messages: []model.Message{model.UserText("x")},
 		Context: map[string]any{"disable_clarification": true}}, nil)
 	if err != nil {

@@ -17,7 +17,7 @@ func Example() {
 		return tool.Text("12:00"), nil
 	})
 	a, err := agent.New(agent.Options{Model: m, Tools: []*tool.Tool{clock},
-		ToolMiddlewares: []tool.Middleware{agent.ToolErrors(), agent.Clarification()}})
+		ToolMiddlewares: []tool.Middleware{agent.Clarification()}})
 	if err != nil {
 		panic(err)
 	}

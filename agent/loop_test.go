@@ -148,7 +148,7 @@ func TestClarificationEndsRunAndResumesOnNextMessage(t *testing.T) {
 		answer("Painting it blue."),
 	}}
 	a := newAgent(t, agent.Options{Model: m, Store: s, Tools: []*tool.Tool{builtin.AskClarification()},
-		ToolMiddlewares: []tool.Middleware{agent.ToolErrors(), agent.Clarification()}})
+		ToolMiddlewares: []tool.Middleware{agent.Clarification()}})
 	evs, err := collect(t, t.Context(), a, agent.Input{ThreadID: "t1", UserID: "u", Messages: []model.Message{model.UserText("paint it")}})
 	if err != nil {
 		t.Fatal(err)

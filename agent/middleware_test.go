@@ -17,7 +17,19 @@ import (
 	"github.com/antlerhq/antler/tool"
 )
 
-func TestToolErrorsConvertsFailures(t *testing.T) {
+// invokeClassified is the loop's path for one call: tool.Invoke, then
+// DeerFlow's classification.
+func invokeClassified(h tool.Handler) tool.Handler {
+	return func(ctx context.Context, call *tool.Call, args json.RawMessage) (*tool.Result, error) {
+		res, err := tool.Invoke(ctx, h, call, args)
+		if err != nil {
+			return nil, err
+		}
+		return classified(res), nil
+	}
+}
+
+func TestToolFailuresBecomeClassifiedResults(t *testing.T) {
 	long := strings.Repeat("z", 600)
 	for _, tc := range []struct {
 		name      string
@@ -56,7 +68,7 @@ func TestToolErrorsConvertsFailures(t *testing.T) {
 		}, "Error: took 500ms and failed", "unknown", "tool_return", "error"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := ToolErrors()(tc.h)(t.Context(), &tool.Call{ID: "c", Name: "web"}, json.RawMessage(`{}`))
+			res, err := invokeClassified(tc.h)(t.Context(), &tool.Call{ID: "c", Name: "web"}, json.RawMessage(`{}`))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,7 +84,7 @@ func TestToolErrorsConvertsFailures(t *testing.T) {
 	t.Run("cancellation stays a Go error", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
-		_, err := ToolErrors()(func(ctx context.Context, _ *tool.Call, _ json.RawMessage) (*tool.Result, error) {
+		_, err := invokeClassified(func(ctx context.Context, _ *tool.Call, _ json.RawMessage) (*tool.Result, error) {
 			return nil, ctx.Err()
 		})(ctx, &tool.Call{Name: "x"}, nil)
 		if !errors.Is(err, context.Canceled) {
@@ -80,29 +92,13 @@ func TestToolErrorsConvertsFailures(t *testing.T) {
 		}
 	})
 	t.Run("existing meta kept", func(t *testing.T) {
-		res, _ := ToolErrors()(func(context.Context, *tool.Call, json.RawMessage) (*tool.Result, error) {
+		res, _ := invokeClassified(func(context.Context, *tool.Call, json.RawMessage) (*tool.Result, error) {
 			return &tool.Result{Meta: map[string]any{ToolMetaKey: "mine"}}, nil
 		})(t.Context(), &tool.Call{Name: "x"}, nil)
 		if res.Meta[ToolMetaKey] != "mine" {
 			t.Errorf("meta = %v", res.Meta)
 		}
 	})
-}
-
-func TestErrorKind(t *testing.T) {
-	for _, tc := range []struct {
-		err  error
-		want string
-	}{
-		{errors.New("x"), "Error"},
-		{fmt.Errorf("wrap: %w", errors.New("x")), "Error"},
-		{&fs.PathError{Op: "open", Err: os.ErrNotExist}, "PathError"},
-		{errors.Join(errors.New("a"), errors.New("b")), "Error"},
-	} {
-		if got := ErrorKind(tc.err); got != tc.want {
-			t.Errorf("ErrorKind(%T) = %q, want %q", tc.err, got, tc.want)
-		}
-	}
 }
 
 func tc(id, name, args string) model.ToolCall {

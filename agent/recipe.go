@@ -16,8 +16,10 @@ import (
 // docs/architecture.md, "Building an agent".
 
 // ChainSpec says which middlewares an agent's chains hold. The zero value
-// holds only what every agent has: DeerFlow's tool error classification
-// and dangling-call repair.
+// holds only what every agent has: dangling-call repair. (DeerFlow's tool
+// error handling is not a middleware here: the loop calls every tool
+// through tool.Invoke, the one place that turns errors and panics into
+// results, and classifies what it returns.)
 type ChainSpec struct {
 	// ToolMiddlewares are the embedder's tool middlewares (skill policy,
 	// output budget, ...), outermost, in the order given.
@@ -61,8 +63,8 @@ func (c *Chain) addModel(name string, mw tool.ModelMiddleware) {
 
 // Build returns the chains in Antler's one order.
 //
-// Tool calls: the embedder's middlewares, error classification, the
-// deferred guard, clarification (innermost, so that nothing between it
+// Tool calls: the embedder's middlewares, the deferred guard,
+// clarification (innermost, so that nothing between it
 // and the tool rewrites its interrupt).
 //
 // Model requests: dangling-call repair, the embedder's middlewares,
@@ -73,7 +75,6 @@ func (s ChainSpec) Build() Chain {
 	for i, mw := range s.ToolMiddlewares {
 		c.addTool(fmt.Sprintf("embedder[%d]", i), mw)
 	}
-	c.addTool("tool_errors", ToolErrors())
 	if s.Deferred != nil {
 		c.addTool("deferred_guard", s.Deferred.GuardTools)
 	}

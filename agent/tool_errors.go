@@ -1,12 +1,9 @@
 package agent
 
 import (
-	"context"
+	"cmp"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"regexp"
-	"runtime/debug"
 	"strings"
 
 	"github.com/antlerhq/antler/tool"
@@ -166,64 +163,31 @@ func isJSONObject(s string) bool {
 	return json.Unmarshal([]byte(s), &m) == nil && m != nil
 }
 
-// ToolErrors returns DeerFlow's ToolErrorHandlingMiddleware: a handler
-// error (other than cancellation) or a panic becomes the error result
-// "Error: Tool '{name}' failed with {Kind}: {detail}. Continue with
-// available context, or choose an alternative tool.", and every result
-// gets its classification under ToolMetaKey in Meta (an existing one is
-// kept; an exception's classification always wins).
-func ToolErrors() tool.Middleware {
-	return func(next tool.Handler) tool.Handler {
-		return func(ctx context.Context, call *tool.Call, args json.RawMessage) (res *tool.Result, err error) {
-			defer func() {
-				p := recover()
-				if p == nil {
-					return
-				}
-				call.Log().Error("tool execution failed (panic)", "tool", call.Name, "tool_call_id", call.ID,
-					"panic", p, "stack", string(debug.Stack()))
-				res, err = exceptionResult(call, "panic", fmt.Sprint(p)), nil
-			}()
-			res, err = next(ctx, call, args)
-			if err != nil {
-				if ctx.Err() != nil || errors.Is(err, context.Canceled) {
-					return nil, err
-				}
-				call.Log().Error("tool execution failed", "tool", call.Name, "tool_call_id", call.ID, "err", err)
-				return exceptionResult(call, ErrorKind(err), err.Error()), nil
-			}
-			if res == nil {
-				res = tool.Text("")
-			}
-			if _, ok := res.Meta[ToolMetaKey]; ok {
-				return res, nil
-			}
-			out := *res
-			out.Meta = make(map[string]any, len(res.Meta)+1)
-			for k, v := range res.Meta {
-				out.Meta[k] = v
-			}
-			out.Meta[ToolMetaKey] = ClassifyResult(res).Map()
-			return &out, nil
+// classified returns res with its classification under ToolMetaKey in
+// Meta, DeerFlow's ToolErrorHandlingMiddleware's stamp: a failure that
+// tool.Invoke made of a Go error or a panic is classified from its kind
+// and detail (Source "exception", always); any other result keeps a
+// classification it already has, or gets ClassifyResult's.
+func classified(res *tool.Result) *tool.Result {
+	var m ToolMeta
+	switch {
+	case res.Failure != nil:
+		detail := cmp.Or(res.Failure.Detail, res.Failure.Kind)
+		if d := []rune(detail); len(d) > tool.MaxFailureDetail {
+			detail = string(d[:tool.MaxFailureDetail-3]) + "..."
 		}
+		m = classifyErrorText(res.Failure.Kind + ": " + detail)
+		m.Source = "exception"
+	case res.Meta[ToolMetaKey] != nil:
+		return res
+	default:
+		m = ClassifyResult(res)
 	}
-}
-
-func exceptionResult(call *tool.Call, kind, detail string) *tool.Result {
-	name := call.Name
-	if name == "" {
-		name = "unknown_tool"
+	out := *res
+	out.Meta = make(map[string]any, len(res.Meta)+1)
+	for k, v := range res.Meta {
+		out.Meta[k] = v
 	}
-	detail = strings.TrimSpace(detail)
-	r := tool.FailureResult(name, kind, detail)
-	if detail == "" {
-		detail = kind
-	}
-	if d := []rune(detail); len(d) > 500 {
-		detail = string(d[:497]) + "..."
-	}
-	m := classifyErrorText(kind + ": " + detail)
-	m.Source = "exception"
-	r.Meta = map[string]any{ToolMetaKey: m.Map()}
-	return r
+	out.Meta[ToolMetaKey] = m.Map()
+	return &out
 }

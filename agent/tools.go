@@ -4,10 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"reflect"
-	"runtime/debug"
-	"strings"
 	"sync"
 	"time"
 
@@ -180,24 +176,11 @@ func (r *runState) execute(ctx context.Context, tc model.ToolCall, snapshot *thr
 			}
 		},
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			call.Log().Error("tool panicked", "panic", p, "stack", string(debug.Stack()))
-			res, err = tool.PanicResult(tc.Name, p), nil
-		}
-	}()
-	res, err = h(ctx, call, args)
+	res, err = tool.Invoke(ctx, h, call, args)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, err
-		}
-		call.Log().Warn("tool failed", "err", err)
-		return tool.FailureResult(tc.Name, ErrorKind(err), err.Error()), nil
+		return nil, err
 	}
-	if res == nil {
-		res = tool.Text("")
-	}
-	return res, nil
+	return classified(res), nil
 }
 
 // toolMessage turns a result into the tool message appended to the
@@ -219,27 +202,6 @@ func toolMessage(tc model.ToolCall, res *tool.Result) model.Message {
 		}
 	}
 	return msg
-}
-
-// ErrorKind names the kind of a Go error for DeerFlow's failure text
-// ("failed with {kind}"), as Python names the exception class: the
-// dynamic type's name without package or pointer, or "Error" for the
-// standard library's anonymous error types.
-func ErrorKind(err error) string {
-	var target interface{ Unwrap() []error }
-	if errors.As(err, &target) {
-		return "Error"
-	}
-	name := reflect.TypeOf(err).String()
-	name = strings.TrimLeft(name, "*")
-	if i := strings.LastIndexByte(name, '.'); i >= 0 {
-		name = name[i+1:]
-	}
-	switch name {
-	case "errorString", "wrapError", "wrapErrors", "joinError", "":
-		return "Error"
-	}
-	return name
 }
 
 func clip(s string, n int) string {

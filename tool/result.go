@@ -49,6 +49,9 @@ type Result struct {
 	MessageID string
 	// Meta is stamped into the tool message's metadata.
 	Meta map[string]any
+	// Failure is set by Invoke on the result it makes of a handler's Go
+	// error or panic; nil otherwise.
+	Failure *Failure
 }
 
 // Text returns a result with one text block.

@@ -34,10 +34,10 @@ func (t *Tool) Definition() model.ToolDefinition {
 }
 
 // Handler runs one tool call. args is the JSON object the model sent.
-//
-// A returned Go error means the run cannot continue (cancellation, a broken
-// transport or configuration); errors the model can correct are returned
-// as a Result with IsError set (see Errorf).
+// Failures follow the error contract of the package documentation: a
+// Result with IsError for what the model can act on; a Go error only when
+// the call could not be made (Invoke turns it into a failure result) or
+// was cancelled (which stops the run).
 type Handler func(ctx context.Context, call *Call, args json.RawMessage) (*Result, error)
 
 // Middleware wraps a Handler. In a list of middlewares the first one is the

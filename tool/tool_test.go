@@ -65,11 +65,11 @@ func TestNewHandlesCalls(t *testing.T) {
 		{"not an object", `[1]`, "Error: invalid arguments for greet: arguments must be a JSON object", true},
 		{"bad json", `{`, "Error: invalid arguments for greet: arguments are not valid JSON", true},
 		{"handler error becomes Error result", `{"name":"fail"}`, "Error: no such person", true},
-		{"panic recovered", `{"name":"panic"}`, "Error: Tool 'greet' failed with panic: boom. Continue with available context, or choose an alternative tool.", true},
+		{"panic recovered by Invoke", `{"name":"panic"}`, "Error: Tool 'greet' failed with panic: boom. Continue with available context, or choose an alternative tool.", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := greet().Handler(t.Context(), &tool.Call{Name: "greet"}, json.RawMessage(tt.args))
+			res, err := tool.Invoke(t.Context(), greet().Handler, &tool.Call{Name: "greet"}, json.RawMessage(tt.args))
 			if err != nil {
 				t.Fatalf("Go error %v; model-correctable problems must be results", err)
 			}

@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime/debug"
 )
 
-// TypedHandler is the handler of a typed tool. Returning an error makes
-// an "Error: ..." result for the model, unless the error is the context's
-// own (cancellation), which stops the run.
+// TypedHandler is the handler of a typed tool. As in the MCP SDK's typed
+// handlers, a returned error is the text of the error result the model
+// reads ("Error: " is prefixed unless present), unless it is the
+// context's own (cancellation), which stops the run. A panic is left to
+// Invoke (the package's one recover).
 //
 // Out may be a string (one text block), a *Result (used as it is), or
 // any other value (marshalled to a json block).
@@ -18,8 +19,7 @@ type TypedHandler[In, Out any] func(ctx context.Context, call *Call, in In) (Out
 
 // New returns a tool whose input schema is derived from In and whose
 // arguments are validated against it before h runs. A validation failure
-// is an "Error: ..." result naming the field; a panic in h is recovered
-// into an error result.
+// is an "Error: ..." result naming the field.
 //
 // New panics if In has no JSON Schema form: that is a programming mistake
 // in a code-defined tool, not a runtime condition.
@@ -44,7 +44,7 @@ func NewWithSchema[In, Out any](name, description string, schema json.RawMessage
 		return nil, err
 	}
 	t := &Tool{Name: name, Description: description, InputSchema: schema}
-	t.Handler = func(ctx context.Context, call *Call, args json.RawMessage) (res *Result, err error) {
+	t.Handler = func(ctx context.Context, call *Call, args json.RawMessage) (*Result, error) {
 		if verr := v.Validate(args); verr != nil {
 			return Errorf("Error: invalid arguments for %s: %v", name, verr), nil
 		}
@@ -54,12 +54,6 @@ func NewWithSchema[In, Out any](name, description string, schema json.RawMessage
 				return Errorf("Error: invalid arguments for %s: %v", name, err), nil
 			}
 		}
-		defer func() {
-			if p := recover(); p != nil {
-				call.Log().Error("tool panicked", "tool", name, "panic", p, "stack", string(debug.Stack()))
-				res, err = PanicResult(name, p), nil
-			}
-		}()
 		out, herr := h(ctx, call, in)
 		if herr != nil {
 			if ctx.Err() != nil && errors.Is(herr, ctx.Err()) {
@@ -70,27 +64,6 @@ func NewWithSchema[In, Out any](name, description string, schema json.RawMessage
 		return toResult(out)
 	}
 	return t, nil
-}
-
-// PanicResult is the error result for a handler that panicked, in the
-// words of DeerFlow's tool error handling.
-func PanicResult(name string, p any) *Result {
-	return FailureResult(name, "panic", fmt.Sprint(p))
-}
-
-// FailureResult is DeerFlow's text for a tool that raised: "Error: Tool
-// '{name}' failed with {kind}: {detail}. Continue with available context,
-// or choose an alternative tool." The detail is trimmed to 500
-// characters; an empty detail is replaced by the kind.
-func FailureResult(name, kind, detail string) *Result {
-	if detail == "" {
-		detail = kind
-	}
-	if r := []rune(detail); len(r) > 500 {
-		detail = string(r[:497]) + "..."
-	}
-	r := Errorf("Error: Tool '%s' failed with %s: %s. Continue with available context, or choose an alternative tool.", name, kind, detail)
-	return r
 }
 
 func toResult(out any) (*Result, error) {

@@ -2,6 +2,7 @@ package tooltest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -27,20 +28,34 @@ type outcome struct {
 	returned bool
 }
 
-// call runs the handler with callCtx in its own goroutine, so that a
-// handler that never returns costs a violation, not the test binary.
+// call runs the handler through tool.Invoke, as the agent loop does,
+// with callCtx in its own goroutine, so that a handler that never returns
+// costs a violation, not the test binary. What Invoke made of a panic or
+// a Go error is taken back apart, since both are violations here.
 func (c caller) call(callCtx context.Context, args []byte) outcome {
 	ch := make(chan outcome, 1)
 	go func() {
 		var o outcome
-		defer func() {
-			if p := recover(); p != nil {
-				o.panicked = fmt.Sprintf("%v", p)
+		nilResult := false
+		probe := func(ctx context.Context, call *tool.Call, args json.RawMessage) (*tool.Result, error) {
+			res, err := c.tl.Handler(ctx, call, args)
+			nilResult = res == nil && err == nil
+			return res, err
+		}
+		o.res, o.err = tool.Invoke(callCtx, probe, c.newCall(c.tl), args)
+		if nilResult {
+			o.res = nil // Invoke made an empty result of it; the suite reports it
+		}
+		if o.err == nil && o.res != nil && o.res.Failure != nil {
+			f := o.res.Failure
+			if f.Kind == "panic" {
+				o.panicked = f.Detail
+			} else {
+				o.res, o.err = nil, errors.New(f.Detail)
 			}
-			o.returned = true
-			ch <- o
-		}()
-		o.res, o.err = c.tl.Handler(callCtx, c.newCall(c.tl), args)
+		}
+		o.returned = true
+		ch <- o
 	}()
 	select {
 	case o := <-ch:
