@@ -65,7 +65,7 @@ func run(url string) error {
 		if t.Meta[mcptools.MetaTool] == "add_numbers" {
 			args = json.RawMessage(`{"a":2,"b":3}`)
 		}
-		res, err := t.Handler(ctx, &tool.Call{ID: "conformance"}, args)
+		res, err := tool.Invoke(ctx, t.Handler, &tool.Call{ID: "conformance", Name: t.Name}, args)
 		if err != nil {
 			return fmt.Errorf("%s: %w", t.Name, err)
 		}
