@@ -71,24 +71,36 @@ func openJail(t vpath.Target) (*os.Root, error) {
 
 // readTarget reads the file at t. A directory is errIsDir.
 func readTarget(t vpath.Target) ([]byte, error) {
-	r, err := openJail(t)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	f, err := r.Open(t.Rel)
+	f, err := openTargetFile(t)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
+	return io.ReadAll(f)
+}
+
+// openTargetFile opens the file at t for reading. A directory is
+// errIsDir.
+func openTargetFile(t vpath.Target) (*os.File, error) {
+	r, err := openJail(t)
 	if err != nil {
 		return nil, err
 	}
+	defer r.Close() // the file stays open
+	f, err := r.Open(t.Rel)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
 	if fi.IsDir() {
+		f.Close()
 		return nil, errIsDir
 	}
-	return io.ReadAll(f)
+	return f, nil
 }
 
 // statTarget stats t, following symlinks inside the jail.

@@ -91,14 +91,15 @@ func gate(ctx context.Context, p Provider, kind string, next tool.Handler, call 
 	if kind == NameReadFile {
 		return next(ctx, call, args)
 	}
-	data, err := readTarget(target)
-	if err != nil || isBinary(data) {
+	// One streaming pass: the file's hash and line count, in bounded memory.
+	scan, err := scanTarget(target, scanOptions{})
+	if err != nil || scan.binary {
 		return next(ctx, call, args) // new file, or cannot inspect: fail open
 	}
-	if sum, ok := sb.reads.Get(target.Host); ok && sum == ContentHash(data) {
+	if sum, ok := sb.reads.Get(target.Host); ok && sum == scan.sum {
 		return next(ctx, call, args)
 	}
-	r := tool.Errorf("%s", blockMessage(kind, *a.Path, countLines(normalizeNewlines(string(data)))))
+	r := tool.Errorf("%s", blockMessage(kind, *a.Path, scan.lines))
 	r.Meta = map[string]any{WriteBlockMeta: map[string]string{"path": path.Clean(target.Virtual), "tool": kind}}
 	return r, nil
 }

@@ -69,7 +69,17 @@ func (t *Tools) readFile(ctx context.Context, call *tool.Call, in readFileArgs) 
 	if err != nil {
 		return pathError(err), nil
 	}
-	data, err := readTarget(target)
+	opts := scanOptions{collect: true, keep: t.cfg.Sandbox.ReadFileOutputMaxChars}
+	if in.StartLine != nil || in.EndLine != nil {
+		opts.ranged, opts.start = true, start
+		if in.EndLine != nil {
+			opts.end = *in.EndLine
+		}
+	}
+	if sb.wasRewritten(target.Host) {
+		opts.mask = sb.Mask
+	}
+	scan, err := scanTarget(target, opts)
 	if err != nil {
 		switch classify(err) {
 		case classNotExist:
@@ -83,27 +93,31 @@ func (t *Tools) readFile(ctx context.Context, call *tool.Call, in readFileArgs) 
 		}
 		return tool.Errorf("Unexpected error reading file: %s", unexpected(sb, err)), nil
 	}
-	if isBinary(data) {
+	if scan.binary {
 		return tool.Errorf("%s", binaryGuidance(in.Path)), nil
 	}
-	sb.reads.Mark(target.Host, ContentHash(data))
-
-	content := normalizeNewlines(string(data))
-	if sb.wasRewritten(target.Host) {
-		content = sb.Mask(content)
-	}
-	if in.StartLine != nil || in.EndLine != nil {
-		content = sliceLines(content, start, in.EndLine)
-	}
-	if content == "" {
+	sb.reads.Mark(target.Host, scan.sum)
+	if scan.total == 0 {
 		if in.StartLine != nil && *in.StartLine > 1 {
 			return tool.Text("(start_line exceeds file length)"), nil
 		}
 		return tool.Text("(empty)"), nil
 	}
-	r := tool.Text(TruncateHead(content, t.cfg.Sandbox.ReadFileOutputMaxChars, readFileHint))
-	r.Meta = map[string]any{"read_sha256": ContentHash(data)}
+	r := tool.Text(truncateHeadOf(scan.head, scan.total, t.cfg.Sandbox.ReadFileOutputMaxChars, readFileHint))
+	r.Meta = map[string]any{"read_sha256": scan.sum}
 	return r, nil
+}
+
+// scanTarget opens the file at t and scans it once (see scanText): the
+// whole file is read, to hash it for the read mark, but only the output
+// cap of its text is kept.
+func scanTarget(t vpath.Target, opts scanOptions) (textScan, error) {
+	f, err := openTargetFile(t)
+	if err != nil {
+		return textScan{}, err
+	}
+	defer f.Close()
+	return scanText(f, opts)
 }
 
 // isBinary reports whether data is not text: invalid UTF-8, or a NUL byte
@@ -120,38 +134,4 @@ func normalizeNewlines(s string) string {
 		return s
 	}
 	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
-}
-
-// sliceLines returns lines start..end (1-based, inclusive; nil end = to
-// the last line) joined by "\n", without a trailing newline.
-func sliceLines(content string, start int, end *int) string {
-	lines := strings.SplitAfter(content, "\n")
-	if n := len(lines); n > 0 && lines[n-1] == "" {
-		lines = lines[:n-1]
-	}
-	last := len(lines)
-	if end != nil && *end < last {
-		last = *end
-	}
-	if start > last {
-		return ""
-	}
-	sel := lines[start-1 : last]
-	out := make([]string, len(sel))
-	for i, l := range sel {
-		out[i] = strings.TrimRight(l, "\n")
-	}
-	return strings.Join(out, "\n")
-}
-
-// countLines counts lines as read_file numbers them.
-func countLines(content string) int {
-	if content == "" {
-		return 0
-	}
-	n := strings.Count(content, "\n")
-	if !strings.HasSuffix(content, "\n") {
-		n++
-	}
-	return n
 }

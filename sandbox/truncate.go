@@ -41,17 +41,40 @@ func TruncateHead(s string, max int, hint string) string {
 	if max <= 0 {
 		return s
 	}
-	total := utf8.RuneCountInString(s)
-	if total <= max {
-		return s
+	return truncateHeadOf(s, utf8.RuneCountInString(s), max, hint)
+}
+
+// truncateHeadOf is [TruncateHead] for a text of total characters of
+// which only the head is at hand: head holds at least the first max
+// characters when total > max, and the whole text otherwise.
+func truncateHeadOf(head string, total, max int, hint string) string {
+	if max <= 0 || total <= max {
+		return head
 	}
 	markerMax := utf8.RuneCountInString(fmt.Sprintf("\n... [truncated: showing first %d of %d chars. %s] ...", total, total, hint))
 	kept := max - markerMax
-	r := []rune(s)
 	if kept <= 0 {
-		return string(r[:max])
+		return runePrefix(head, max)
 	}
-	return string(r[:kept]) + fmt.Sprintf("\n... [truncated: showing first %d of %d chars. %s] ...", kept, total, hint)
+	return runePrefix(head, kept) + fmt.Sprintf("\n... [truncated: showing first %d of %d chars. %s] ...", kept, total, hint)
+}
+
+// runePrefix returns the first n characters of s (all of s when
+// shorter), each invalid byte counted as one character and written as
+// U+FFFD, as string([]rune(s)[:n]) does.
+func runePrefix(s string, n int) string {
+	p := s
+	for i := range s {
+		if n == 0 {
+			p = s[:i]
+			break
+		}
+		n--
+	}
+	if !utf8.ValidString(p) {
+		return string([]rune(p))
+	}
+	return p
 }
 
 // The hints of the head-truncation markers.

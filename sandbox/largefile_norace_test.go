@@ -1,0 +1,8 @@
+//go:build !race
+
+package sandbox
+
+// largeFileSize is the size of the files of the read_file memory tests:
+// a text head, then a sparse tail of NUL bytes (valid UTF-8, no newline)
+// up to this size, which os.Truncate makes without writing it.
+const largeFileSize = 1 << 30
