@@ -26,6 +26,12 @@
 // with notifications/cancelled, sent by the SDK; a timeout becomes an error
 // result naming the server, the tool and tool_call_timeout.
 //
+// A stdio server's stdout is read line by line: a line that is not a
+// JSON-RPC message (a banner, a log line; see [MaxStdoutLine] for the
+// bounds) is skipped, as the TypeScript and Python SDKs skip it, instead
+// of ending the session. The first such line of a server is logged as a
+// warning with its beginning, later ones at debug level.
+//
 // # Threads and files
 //
 // With [Options.Layout] set, a call made with a user and thread to a stdio

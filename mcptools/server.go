@@ -31,6 +31,9 @@ type server struct {
 
 	// changes counts notifications/tools/list_changed received.
 	changes atomic.Int64
+	// noisy is set once a stdout line of the server was skipped (and
+	// logged at warning level).
+	noisy atomic.Bool
 
 	// guarded by Manager.mu:
 	status   ServerStatus

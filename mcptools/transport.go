@@ -2,6 +2,7 @@ package mcptools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -86,17 +88,27 @@ func (t lifetimeTransport) Connect(context.Context) (mcp.Connection, error) {
 
 // stdioTransport starts a server process in its own process group and
 // remembers its pid, so that a hung or finished server can be killed with
-// everything it spawned (npx, shells).
+// everything it spawned (npx, shells). Its stdout goes through a
+// stdoutFilter, so that a banner or log line there does not end the
+// session.
 type stdioTransport struct {
 	cmd       *exec.Cmd
 	terminate time.Duration
+	report    stdoutReport
 
 	mu  sync.Mutex
 	pid int // guarded by mu; 0 until started
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	conn, err := (&mcp.CommandTransport{Command: t.cmd, TerminateDuration: t.terminate}).Connect(ctx)
+	stdout, err := t.cmd.StdoutPipe()
+	var stdin io.WriteCloser
+	if err == nil {
+		stdin, err = t.cmd.StdinPipe()
+	}
+	if err == nil {
+		err = t.cmd.Start()
+	}
 	// The child has its own copy of the stderr pipe's write end now (or
 	// never started): ours must go, so that the reader sees EOF once the
 	// server and everything it spawned are gone.
@@ -109,7 +121,56 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	t.mu.Lock()
 	t.pid = t.cmd.Process.Pid
 	t.mu.Unlock()
-	return conn, nil
+	return (&mcp.IOTransport{
+		Reader: io.NopCloser(newStdoutFilter(stdout, MaxStdoutLine, t.report)),
+		Writer: &serverStdin{cmd: t.cmd, stdin: stdin, grace: t.terminate},
+		// The filter bounds every line already.
+		MaxLineLength: -1,
+	}).Connect(ctx)
+}
+
+// serverStdin is the stdin of a stdio server. Closing it ends the session
+// as the MCP specification asks: stdin is closed, and a server that has not
+// exited within grace is sent SIGTERM, then SIGKILL after as long again.
+type serverStdin struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	grace time.Duration
+}
+
+func (s *serverStdin) Write(p []byte) (int, error) { return s.stdin.Write(p) }
+
+func (s *serverStdin) Close() error {
+	if err := s.stdin.Close(); err != nil {
+		return fmt.Errorf("close the server's stdin: %w", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- s.cmd.Wait() }()
+	wait := func() (error, bool) {
+		timer := time.NewTimer(s.grace)
+		defer timer.Stop()
+		select {
+		case err := <-exited:
+			return err, true
+		case <-timer.C:
+			return nil, false
+		}
+	}
+	if err, ok := wait(); ok {
+		return err
+	}
+	if s.cmd.Process.Signal(syscall.SIGTERM) == nil {
+		if err, ok := wait(); ok {
+			return err
+		}
+	}
+	if err := s.cmd.Process.Kill(); err != nil {
+		return err
+	}
+	if err, ok := wait(); ok {
+		return err
+	}
+	return errors.New("the server did not exit after SIGKILL")
 }
 
 // kill ends the server's whole process group at once.
@@ -193,7 +254,8 @@ func (m *Manager) transport(life context.Context, rt *server, stderr *tailBuffer
 	}
 	switch s.Type {
 	case "stdio":
-		st := &stdioTransport{cmd: m.newStdioCommand(s, rt.baseDir, stderr, place), terminate: m.opts.TerminateGrace}
+		st := &stdioTransport{cmd: m.newStdioCommand(s, rt.baseDir, stderr, place), terminate: m.opts.TerminateGrace,
+			report: rt.stdoutReport()}
 		return st, st.kill, nil
 	case "sse":
 		return lifetimeTransport{inner: &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: rt.httpClient}, ctx: life}, nil, nil
