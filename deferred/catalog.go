@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/antlerhq/antler/deferred/internal/search"
 	"github.com/antlerhq/antler/thread"
 	"github.com/antlerhq/antler/tool"
 )
@@ -25,7 +26,7 @@ type Catalog struct {
 	tools  []*tool.Tool // catalogue order (the order given to NewCatalog)
 	byName map[string]int
 	hash   string
-	ix     *index
+	ix     *search.Index // document d is tools[d]
 }
 
 // NewCatalog builds the catalogue of tools, in the given order. Nil
@@ -34,6 +35,7 @@ type Catalog struct {
 // build one catalogue per tool list and share it between runs.
 func NewCatalog(tools []*tool.Tool) *Catalog {
 	c := &Catalog{byName: make(map[string]int, len(tools))}
+	docs := make([]search.Document, 0, len(tools))
 	for _, t := range tools {
 		if t == nil || t.Name == "" {
 			continue
@@ -43,10 +45,11 @@ func NewCatalog(tools []*tool.Tool) *Catalog {
 		}
 		c.byName[t.Name] = len(c.tools)
 		c.tools = append(c.tools, t)
+		docs = append(docs, search.Document{Name: t.Name, Server: t.Meta["mcp_server"], Description: t.Description, Schema: t.InputSchema})
 	}
 	// The hash reads every schema byte and is independent of the index:
 	// it runs beside the build, on another core when there is one.
-	c.ix = buildIndex(c.tools, func() { c.hash = catalogHash(c.tools) })
+	c.ix = search.Build(docs, func() { c.hash = catalogHash(c.tools) })
 	return c
 }
 
@@ -191,26 +194,16 @@ func (c *Catalog) required(s string, limit int) []*tool.Tool {
 		kw, rest = s[:i], strings.TrimLeftFunc(s[i:], unicode.IsSpace)
 	}
 	kw = strings.ToLower(kw)
-	var cands []scored
+	var docs []int
 	for d, t := range c.tools {
 		if strings.Contains(strings.ToLower(t.Name), kw) {
-			cands = append(cands, scored{doc: int32(d)})
+			docs = append(docs, d)
 		}
 	}
-	if rest != "" && len(cands) > 1 {
-		cr := compileCatalogRegex(rest)
-		rk := c.ix.newRanking(rest)
-		defer rk.release()
-		for i, cand := range cands {
-			n := cr.count(c.ix.text(cand.doc))
-			// Regex matches rank first (DeerFlow's order); relevance, below
-			// 1 after squashing, breaks ties and ranks the rest.
-			r := rk.score(cand.doc)
-			cands[i].score = float64(n) + r/(1+r)
-		}
-		slices.SortStableFunc(cands, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
+	if rest != "" {
+		c.ix.Rerank(rest, docs)
 	}
-	return c.toolsOf(cands, limit)
+	return c.toolsOf(docs, limit)
 }
 
 // Rank is the ranked search: tools whose "name description" matches the
@@ -223,49 +216,16 @@ func (c *Catalog) Rank(query string, limit int) []*tool.Tool {
 	if q == "" {
 		return nil
 	}
-	return c.toolsOf(c.rankDocs(q, limit), limit)
+	return c.toolsOf(c.ix.Search(q, limit), limit)
 }
 
-func (c *Catalog) rankDocs(q string, limit int) []scored {
-	rk := c.ix.newRanking(q)
-	defer rk.release()
-	hits := c.ix.regexHits(compileCatalogRegex(q))
-	if len(hits) == 0 {
-		return rk.top(limit)
-	}
-	relevance := make(map[int32]float64, len(hits))
-	for _, h := range hits {
-		relevance[h.doc] = rk.score(h.doc)
-	}
-	slices.SortStableFunc(hits, func(a, b scored) int {
-		if a.score != b.score {
-			return cmp.Compare(b.score, a.score)
-		}
-		return cmp.Compare(relevance[b.doc], relevance[a.doc])
-	})
-	if limit > 0 && len(hits) >= limit {
-		return hits[:limit]
-	}
-	// Fill up with the best of the rest.
-	more := rk.top(max(limit, 0) + len(hits))
-	if limit <= 0 {
-		more = rk.top(0)
-	}
-	for _, s := range more {
-		if _, dup := relevance[s.doc]; !dup {
-			hits = append(hits, s)
-		}
-	}
-	return hits
-}
-
-func (c *Catalog) toolsOf(docs []scored, limit int) []*tool.Tool {
+func (c *Catalog) toolsOf(docs []int, limit int) []*tool.Tool {
 	if limit > 0 && len(docs) > limit {
 		docs = docs[:limit]
 	}
 	out := make([]*tool.Tool, len(docs))
-	for i, s := range docs {
-		out[i] = c.tools[s.doc]
+	for i, d := range docs {
+		out[i] = c.tools[d]
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package deferred
+package search
 
 import (
 	"encoding/json"

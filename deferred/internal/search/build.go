@@ -1,4 +1,4 @@
-package deferred
+package search
 
 import (
 	"math"
@@ -6,13 +6,11 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/antlerhq/antler/tool"
 )
 
 // runDocsOf returns the documents holding the lowercased letter/digit run
 // r, ascending.
-func (ix *index) runDocsOf(r string) []int32 {
+func (ix *Index) runDocsOf(r string) []int32 {
 	if id, ok := ix.runIDs[r]; ok {
 		return ix.runDocs[id]
 	}
@@ -26,7 +24,7 @@ func (ix *index) runDocsOf(r string) []int32 {
 // the lowercased ASCII letter/digit runs of names and descriptions for
 // the regex pre-filter.
 type analyzer struct {
-	ix      *index
+	ix      *Index
 	lb      []byte     // lowercased run being analysed
 	raw     runTable   // by run as written
 	runData []int32    // run ids and term ids of the raw runs (see rawRun)
@@ -372,18 +370,11 @@ func (a *analyzer) runDocs() [][]int32 {
 func isUpperASCII(c byte) bool { return 'A' <= c && c <= 'Z' }
 func isLowerASCII(c byte) bool { return 'a' <= c && c <= 'z' }
 
-// buildIndex builds the index of tools. beside, when not nil, runs on a
-// second goroutine during the build (after that goroutine's share of the
-// analysis, see splitPoint); buildIndex returns after it has returned.
-func buildIndex(tools []*tool.Tool, beside func()) *index {
-	return buildIndexSplit(tools, splitPoint(tools), beside)
-}
-
-// buildIndexSplit is buildIndex with the analyser taking tools[:m] and
-// the second goroutine reading tools[m:] (see rawPart).
-func buildIndexSplit(tools []*tool.Tool, m int, beside func()) *index {
-	n := len(tools)
-	ix := &index{
+// buildIndexSplit is [Build] with the analyser taking docs[:m] and the
+// second goroutine reading docs[m:] (see rawPart).
+func buildIndexSplit(docs []Document, m int, beside func()) *Index {
+	n := len(docs)
+	ix := &Index{
 		n:          n,
 		terms:      make(map[string]int32, 4096),
 		words:      make(map[string]int32, 4096),
@@ -398,7 +389,7 @@ func buildIndexSplit(tools []*tool.Tool, m int, beside func()) *index {
 	a.raw.init(1 << 14)
 	servers := make(map[string]int32)
 
-	// The analyser takes tools[:m]; the second goroutine reads tools[m:]
+	// The analyser takes docs[:m]; the second goroutine reads docs[m:]
 	// into part, then runs beside while the analyser replays the part and
 	// lays out the postings.
 	part := &rawPart{}
@@ -406,7 +397,7 @@ func buildIndexSplit(tools []*tool.Tool, m int, beside func()) *index {
 	go func() {
 		defer close(besideDone)
 		if m < n {
-			part.read(tools[m:])
+			part.read(docs[m:])
 		}
 		close(done)
 		if beside != nil {
@@ -426,8 +417,9 @@ func buildIndexSplit(tools []*tool.Tool, m int, beside func()) *index {
 	// catalogue (9 % of the prose bytes not ASCII) one per eight bytes
 	// fell 30 % short, and growing flat copies it.
 	size := 0
-	for _, t := range tools {
-		size += (len(t.Name)+len(t.Description))/5 + len(t.InputSchema)/32
+	for i := range docs {
+		t := &docs[i]
+		size += (len(t.Name)+len(t.Description))/5 + len(t.Schema)/32
 	}
 	flat := make([]int32, 0, size+4*n)
 	off := make([]int32, 1, n*numFields+1)
@@ -449,8 +441,8 @@ func buildIndexSplit(tools []*tool.Tool, m int, beside func()) *index {
 			(*set)[id] = true
 		}
 	}
-	for d, t := range tools {
-		doc := int32(d)
+	for d := range docs {
+		t, doc := &docs[d], int32(d)
 		if d == m {
 			<-done
 			partRuns = a.merge(part)
@@ -480,7 +472,7 @@ func buildIndexSplit(tools []*tool.Tool, m int, beside func()) *index {
 		ix.names[d] = t.Name
 
 		ix.server[d] = -1
-		if srv := t.Meta["mcp_server"]; srv != "" {
+		if srv := t.Server; srv != "" {
 			sid, ok := servers[srv]
 			if !ok {
 				sid = int32(len(ix.serverTerms))
@@ -510,7 +502,7 @@ func buildIndexSplit(tools []*tool.Tool, m int, beside func()) *index {
 			flat = a.terms(flat, t.Description[lead:], doc)
 			mark(&proseTerm, flat[off[len(off)-1]:])
 			end(fieldDescription)
-			forEachParam(t.InputSchema, func(name, desc []byte) {
+			forEachParam(t.Schema, func(name, desc []byte) {
 				flat = analyse(a, flat, name, -1)
 				pd = analyse(a, pd, desc, -1)
 			})
@@ -609,7 +601,7 @@ func nameBigramIndex(pairs []nameBigram, n int) map[uint64][]int32 {
 
 // text returns "name description" of document d, what DeerFlow's regex
 // searched.
-func (ix *index) text(d int32) string { return ix.names[d] + " " + ix.descs[d] }
+func (ix *Index) text(d int32) string { return ix.names[d] + " " + ix.descs[d] }
 
 // asciiAlnum is isASCIIAlnum as a table.
 var asciiAlnum = func() (t [utf8.RuneSelf]bool) {

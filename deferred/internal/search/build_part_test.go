@@ -1,4 +1,4 @@
-package deferred
+package search
 
 import (
 	"encoding/json"
@@ -10,15 +10,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-
-	"github.com/antlerhq/antler/tool"
 )
 
-// splitTestTools returns a catalogue of n generated tools whose texts mix
+// splitTestDocs returns a catalogue of n generated tools whose texts mix
 // camelCase and snake_case identifiers, non-ASCII words, digits, stop
 // words, escaped JSON and nested parameters, with servers that first
 // appear anywhere in the list.
-func splitTestTools(n int) []*tool.Tool {
+func splitTestDocs(n int) []Document {
 	words := []string{
 		"get", "File", "fileInfo", "HTMLParser", "read_file", "the", "of", "a",
 		"café", "naïve_Über", "读取文件", "github", "datagov", "data", "gov",
@@ -40,7 +38,7 @@ func splitTestTools(n int) []*tool.Tool {
 		}
 		return b.String()
 	}
-	var tools []*tool.Tool
+	var docs []Document
 	for i := range n {
 		props := map[string]any{}
 		for range r.IntN(4) {
@@ -55,31 +53,31 @@ func splitTestTools(n int) []*tool.Tool {
 			panic(err)
 		}
 		srv := fmt.Sprintf("%s Hub%d", words[r.IntN(len(words))], r.IntN(n/4+1))
-		tools = append(tools, &tool.Tool{
+		docs = append(docs, Document{
 			Name:        fmt.Sprintf("%s_%d", text(1+r.IntN(3)), i),
+			Server:      srv,
 			Description: text(r.IntN(60)),
-			InputSchema: schema,
-			Meta:        map[string]string{"mcp_server": srv},
+			Schema:      schema,
 		})
 	}
-	return tools
+	return docs
 }
 
 // TestBuildIndexSplit checks that splitting the build between the
 // analyser and a second goroutine yields the same index, ids included,
 // wherever the catalogue is split.
 func TestBuildIndexSplit(t *testing.T) {
-	tools := splitTestTools(300)
-	want := buildIndexSplit(tools, len(tools), nil)
+	docs := splitTestDocs(300)
+	want := buildIndexSplit(docs, len(docs), nil)
 	opts := cmp.Options{
-		cmp.AllowUnexported(index{}, posting{}),
-		cmpopts.IgnoreFields(index{}, "pool"),
+		cmp.AllowUnexported(Index{}, posting{}),
+		cmpopts.IgnoreFields(Index{}, "pool"),
 		cmpopts.EquateEmpty(),
 	}
 	for _, m := range []int{0, 1, 2, 150, 299} {
 		t.Run(fmt.Sprint(m), func(t *testing.T) {
 			ran := false
-			got := buildIndexSplit(tools, m, func() { ran = true })
+			got := buildIndexSplit(docs, m, func() { ran = true })
 			if diff := cmp.Diff(want, got, opts); diff != "" {
 				t.Errorf("index split at %d (-whole +split):\n%s", m, diff)
 			}

@@ -1,4 +1,4 @@
-package deferred
+package search
 
 import (
 	_ "embed"
@@ -6,7 +6,7 @@ import (
 	"sync"
 )
 
-//go:generate go run ./internal/genderiv -wordnet /usr/share/wordnet -o derivations.txt
+//go:generate go run ../genderiv -wordnet /usr/share/wordnet -o derivations.txt
 
 // derivationsText holds, one per line and sorted by stem, a word stem and
 // the stems of its derivationally related forms in WordNet (convers →

@@ -1,4 +1,4 @@
-package deferred
+package search
 
 import (
 	"regexp"
@@ -162,7 +162,7 @@ func isASCII(s string) bool {
 // letter/digit run that a required literal contains with non-alphanumeric
 // characters on both sides must be a whole run of the text; failing such
 // a run, the longest run must be contained in some run of the text.
-func (ix *index) regexCandidates(cr *catalogRegex) ([]int32, bool) {
+func (ix *Index) regexCandidates(cr *catalogRegex) ([]int32, bool) {
 	var exact []string
 	longest := ""
 	for _, lit := range cr.required {
@@ -263,7 +263,7 @@ func literalRuns(lit string) []litRun {
 // regexHits returns the documents whose "name description" matches cr,
 // in catalogue order, with DeerFlow's score: 2 when the name matches, 1
 // otherwise.
-func (ix *index) regexHits(cr *catalogRegex) []scored {
+func (ix *Index) regexHits(cr *catalogRegex) []scored {
 	cands, filtered := ix.regexCandidates(cr)
 	var out []scored
 	try := func(d int32) {

@@ -1,4 +1,4 @@
-package deferred
+package search
 
 // splitCompound splits a lowercased word into two or three words that
 // the catalogue uses elsewhere (datagov → data, gov; deepwiki → deep,
@@ -6,7 +6,7 @@ package deferred
 // when there is no such split. Each part has at least minPart letters (2
 // for a stop word); among the splits with the fewest parts, the one whose
 // shortest part is longest wins.
-func (ix *index) splitCompound(w string) []int32 {
+func (ix *Index) splitCompound(w string) []int32 {
 	const minPart, maxParts = 3, 3
 	if len(w) < 2*minPart || !isLetters(w) {
 		return nil

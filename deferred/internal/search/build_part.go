@@ -1,10 +1,6 @@
-package deferred
+package search
 
-import (
-	"runtime"
-
-	"github.com/antlerhq/antler/tool"
-)
+import "runtime"
 
 // The build splits the catalogue in two: the analyser works through the
 // first part while a second goroutine reads the letter/digit runs of the
@@ -27,30 +23,30 @@ const minSplit = 256
 // hashes the catalogue (measured on the 10k-tool benchmark, 2 cores).
 const splitShare = 0.37
 
-// splitWeight estimates what a tool costs to analyse: per byte, a
+// splitWeight estimates what a document costs to analyse: per byte, a
 // description or name costs about three times a schema, most of which is
 // JSON syntax.
-func splitWeight(t *tool.Tool) int {
-	return 3*(len(t.Name)+len(t.Description)) + len(t.InputSchema)
+func splitWeight(t *Document) int {
+	return 3*(len(t.Name)+len(t.Description)) + len(t.Schema)
 }
 
-// splitPoint returns the number of tools the analyser takes itself: all
-// of them when there is one processor or few tools.
-func splitPoint(tools []*tool.Tool) int {
-	if runtime.GOMAXPROCS(0) < 2 || len(tools) < minSplit {
-		return len(tools)
+// splitPoint returns the number of documents the analyser takes itself:
+// all of them when there is one processor or few documents.
+func splitPoint(docs []Document) int {
+	if runtime.GOMAXPROCS(0) < 2 || len(docs) < minSplit {
+		return len(docs)
 	}
 	total := 0
-	for _, t := range tools {
-		total += splitWeight(t)
+	for i := range docs {
+		total += splitWeight(&docs[i])
 	}
 	target, acc := int(float64(total)*splitShare), 0
-	for i, t := range tools {
-		if acc += splitWeight(t); acc >= target {
+	for i := range docs {
+		if acc += splitWeight(&docs[i]); acc >= target {
 			return i + 1
 		}
 	}
-	return len(tools)
+	return len(docs)
 }
 
 // Segments of a document in a rawPart.
@@ -74,24 +70,26 @@ type rawPart struct {
 	servers map[string]bool
 }
 
-// read reads tools into p. Server names are read on their first
+// read reads docs into p. Server names are read on their first
 // occurrence, as the analyser reads them, but not kept: the analyser
 // takes a server's terms from its own record.
-func (p *rawPart) read(tools []*tool.Tool) {
+func (p *rawPart) read(docs []Document) {
 	p.raw.init(1 << 14)
 	size := 0
-	for _, t := range tools {
-		size += (len(t.Name)+len(t.Description))/6 + len(t.InputSchema)/40
+	for i := range docs {
+		t := &docs[i]
+		size += (len(t.Name)+len(t.Description))/6 + len(t.Schema)/40
 	}
 	p.seq = make([]int32, 0, size)
-	p.ends = make([]int32, 0, numSegs*len(tools))
+	p.ends = make([]int32, 0, numSegs*len(docs))
 	p.servers = make(map[string]bool)
 	var srvBuf []int32
 	end := func() { p.ends = append(p.ends, int32(len(p.seq))) }
-	for _, t := range tools {
+	for i := range docs {
+		t := &docs[i]
 		p.seq = intern(p, p.seq, t.Name)
 		end()
-		if srv := t.Meta["mcp_server"]; srv != "" && !p.servers[srv] {
+		if srv := t.Server; srv != "" && !p.servers[srv] {
 			p.servers[srv] = true
 			srvBuf = intern(p, srvBuf[:0], srv)
 		}
@@ -101,7 +99,7 @@ func (p *rawPart) read(tools []*tool.Tool) {
 		p.seq = intern(p, p.seq, t.Description[lead:])
 		end()
 		p.pd = p.pd[:0]
-		forEachParam(t.InputSchema, func(name, desc []byte) {
+		forEachParam(t.Schema, func(name, desc []byte) {
 			p.seq = intern(p, p.seq, name)
 			p.pd = intern(p, p.pd, desc)
 		})

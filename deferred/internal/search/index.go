@@ -1,4 +1,4 @@
-package deferred
+package search
 
 import (
 	"slices"
@@ -75,7 +75,7 @@ type posting struct {
 
 // index is the precomputed ranked-search structure of one catalogue. It
 // is immutable after buildIndex and safe for concurrent use.
-type index struct {
+type Index struct {
 	n        int
 	terms    map[string]int32 // term → id
 	postings [][]posting      // by term id
@@ -140,7 +140,7 @@ type qterm struct {
 // the best match of each group, so a word's variants never add up.
 // seq is the index term of each query word that is not a stop word, in
 // query order (-1 for a word the catalogue lacks), for phrase matches.
-func (ix *index) queryTerms(query string) (out [][]qterm, seq []int32) {
+func (ix *Index) queryTerms(query string) (out [][]qterm, seq []int32) {
 	splitWords(query, func(w string) {
 		st, exact, ok := ix.queryWord(w)
 		if !ok {
@@ -208,7 +208,7 @@ func (ix *index) queryTerms(query string) (out [][]qterm, seq []int32) {
 // queryWord returns the index term of a lowercased query word and its
 // id (-1 when the catalogue lacks it); ok is false for a word that
 // carries no signal (a stop word, a single character).
-func (ix *index) queryWord(w string) (term string, id int32, ok bool) {
+func (ix *Index) queryWord(w string) (term string, id int32, ok bool) {
 	if len(w) < 2 || stopWord(w) {
 		return "", -1, false
 	}
@@ -229,7 +229,7 @@ func (ix *index) queryWord(w string) (term string, id int32, ok bool) {
 // prefixMatches calls fn with the index terms, other than q itself, that
 // start with q and are at most maxExtension letters longer, and those
 // that q starts with and that are at least minPrefix letters long.
-func (ix *index) prefixMatches(q string, fn func(id int32)) {
+func (ix *Index) prefixMatches(q string, fn func(id int32)) {
 	i, _ := slices.BinarySearch(ix.sorted, q)
 	for n := 0; i < len(ix.sorted) && strings.HasPrefix(ix.sorted[i], q) && n < 8; i++ {
 		if t := ix.sorted[i]; t != q && len(t)-len(q) <= maxExtension {
@@ -256,7 +256,7 @@ const maxBoost = (1 + nameCoverageBoost) * (1 + exactNameBoost) * (1 + serverBoo
 
 // ranking is one query's scoring state.
 type ranking struct {
-	ix         *index
+	ix         *Index
 	query      string
 	lowerQuery string
 	terms      []qterm
@@ -269,7 +269,7 @@ type ranking struct {
 }
 
 // newRanking computes the BM25F base scores of query.
-func (ix *index) newRanking(query string) *ranking {
+func (ix *Index) newRanking(query string) *ranking {
 	groups, seq := ix.queryTerms(query)
 	r := &ranking{ix: ix, query: query}
 	if len(groups) == 0 {
@@ -354,7 +354,7 @@ type scratch struct {
 	bestDocs   []int32
 }
 
-func (ix *index) getScratch() *scratch {
+func (ix *Index) getScratch() *scratch {
 	if sc, ok := ix.pool.Get().(*scratch); ok {
 		return sc
 	}
@@ -455,7 +455,7 @@ func (r *ranking) top(limit int) []scored {
 
 // rank scores every document that shares a term with the query and
 // returns the best, at most limit of them (limit ≤ 0: all).
-func (ix *index) rank(query string, limit int) []scored {
+func (ix *Index) rank(query string, limit int) []scored {
 	r := ix.newRanking(query)
 	defer r.release()
 	return r.top(limit)

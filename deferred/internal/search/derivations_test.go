@@ -1,4 +1,4 @@
-package deferred
+package search
 
 import (
 	"slices"
@@ -13,8 +13,8 @@ func TestDataFilesAreSortedAndWellFormed(t *testing.T) {
 		name, text, regenerate string
 		minLines               int
 	}{
-		{"derivations.txt", derivationsText, "go generate ./deferred (genderiv)", 1000},
-		{"cedict.txt", cedictText, "go generate ./deferred (gencedict)", 50000},
+		{"derivations.txt", derivationsText, "go generate ./deferred/internal/search (genderiv)", 1000},
+		{"cedict.txt", cedictText, "go generate ./deferred/internal/search (gencedict)", 50000},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

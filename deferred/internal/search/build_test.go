@@ -1,4 +1,4 @@
-package deferred
+package search
 
 import (
 	"fmt"
@@ -68,7 +68,7 @@ func FuzzAnalyse(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		ix := &index{terms: map[string]int32{}, words: map[string]int32{}, runIDs: map[string]int32{}}
+		ix := &Index{terms: map[string]int32{}, words: map[string]int32{}, runIDs: map[string]int32{}}
 		a := &analyzer{ix: ix}
 		a.raw.init(16)
 		st := &stemmer{cache: map[string]string{}}

@@ -1,0 +1,67 @@
+package search
+
+import (
+	"strings"
+	"testing"
+)
+
+// testDoc returns a document with one parameter, query.
+func testDoc(server, name, desc string) Document {
+	return Document{
+		Name:        name,
+		Server:      server,
+		Description: desc,
+		Schema:      []byte(`{"type":"object","properties":{"query":{"type":"string","description":"what to look for"}}}`),
+	}
+}
+
+// topName returns the name of the best document for query, "" for none.
+func topName(ix *Index, docs []Document, query string) string {
+	if got := ix.Search(query, 1); len(got) > 0 {
+		return docs[got[0]].Name
+	}
+	return ""
+}
+
+// TestRankingSignals checks one query per ranking signal: the name
+// phrase bonus, lexicon synonyms with the path → file term and the lead
+// sentence, decompounded name identifiers, WordNet derivations, Chinese
+// text matched by character bigrams, and Chinese matched to English
+// through dictionary glosses.
+func TestRankingSignals(t *testing.T) {
+	docs := []Document{
+		testDoc("charts", "charts_chart_bar_colors", "Set the colours of a chart's bars."),
+		testDoc("charts", "charts_generate_bar_chart", "Generate a chart."),
+		testDoc("fs", "fs_write_file", "Write or append to file contents.\n\nCHUNKING IS STANDARD PRACTICE: "+strings.Repeat("notes about markdown reports and chunks ", 40)),
+		testDoc("notes", "notes_write_note", "Create or update a markdown note in the knowledge base."),
+		testDoc("datagov", "datagov_package_search", "Search packages."),
+		testDoc("other", "other_search", "Search the data of the gov archive."),
+		testDoc("money", "money_rates", "Latest exchange rates of each currency against a base currency."),
+		testDoc("money", "money_convert", "Convert an amount between currencies."),
+		testDoc("bing", "bing_search", "使用必应搜索指定的关键词，并返回搜索结果列表"),
+		testDoc("news", "news_hot", "获取今日热点新闻榜单"),
+		testDoc("cook", "cook_what_to_eat", "不知道吃什么？根据人数推荐菜品组合"),
+		testDoc("people", "people_search", "Search people by name."),
+		testDoc("weather", "weather_forecast", "Forecast for a city."),
+	}
+	ix := Build(docs, nil)
+	tests := []struct {
+		name, query, want string
+	}{
+		{"phrase in name", "plot a bar chart", "charts_generate_bar_chart"},
+		{"synonym and path: save → write, /root/x.md → file", "save it to /root/out/report.md", "fs_write_file"},
+		{"decompounded name", "gov data packages", "datagov_package_search"},
+		{"derivation: conversion → convert", "currency conversion", "money_convert"},
+		{"Chinese bigrams: a query without spaces", "帮我搜索关键词", "bing_search"},
+		{"Chinese bigrams: another wording", "今天有什么热点新闻", "news_hot"},
+		{"English query, Chinese description: CC-CEDICT glosses", "recommend a combination of dishes for four people", "cook_what_to_eat"},
+		{"Chinese query, English description: CC-CEDICT glosses", "获取天气预报", "weather_forecast"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := topName(ix, docs, tt.query); got != tt.want {
+				t.Errorf("Search(%q) top = %q, want %s", tt.query, got, tt.want)
+			}
+		})
+	}
+}
