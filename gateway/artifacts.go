@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"errors"
+	"fmt"
 	"mime"
 	"net/http"
 	"net/url"
@@ -13,10 +14,6 @@ import (
 	"github.com/antlerhq/antler/vpath"
 )
 
-// activeContent are extensions a browser would run as a page; they are
-// always served as downloads (DeerFlow does the same).
-var activeContent = map[string]bool{".html": true, ".htm": true, ".xhtml": true, ".svg": true, ".xml": true}
-
 // servedRoots are the virtual folders the artifacts route serves: the
 // agent's outputs, and the user's own uploads (whose artifact_url the
 // uploads route returns).
@@ -24,11 +21,13 @@ var servedRoots = []string{vpath.Outputs, vpath.Uploads}
 
 // getArtifact is GET /api/threads/{tid}/artifacts/{virtual path}, e.g.
 // .../artifacts/mnt/user-data/outputs/report.md. The path is resolved
-// through the layout and opened inside the thread's user-data folder with
-// os.Root, so neither ".." nor a symlink leaves it. Range requests get 206
-// (416 with "bytes */size" when unsatisfiable); ?download=true, and active
-// content types always, are sent as attachments.
+// through the layout and opened inside the thread's folder with os.Root,
+// so neither ".." nor a symlink leaves it. The type comes from the name
+// (fileType), never from the bytes: passive types are inline, everything
+// else, and everything with ?download=true, is an attachment. Range
+// requests get 206 (416 with "bytes */size" when unsatisfiable).
 func (s *Server) getArtifact(w http.ResponseWriter, r *http.Request, u *principal) {
+	fileHeaders(w)
 	th, ok := s.ownThread(w, r, u)
 	if !ok {
 		return
@@ -52,38 +51,59 @@ func (s *Server) getArtifact(w http.ResponseWriter, r *http.Request, u *principa
 		writeError(w, http.StatusNotFound, "Artifact not found: %s", virtual)
 		return
 	}
-	root, err := os.OpenRoot(tgt.Root.Jail)
+	f, st, err := s.openArtifact(u.ID, th.ID, tgt)
 	if err != nil {
-		writeError(w, http.StatusNotFound, "Artifact not found: %s", virtual)
-		return
-	}
-	defer root.Close()
-	f, err := root.Open(tgt.Rel)
-	if err != nil {
+		if errors.Is(err, errOutsideThread) {
+			s.logger.Warn("artifact refused", "thread_id", th.ID, "path", virtual, "err", err)
+			writeError(w, http.StatusForbidden, "%s", vpath.TraversalMessage)
+			return
+		}
 		writeError(w, http.StatusNotFound, "Artifact not found: %s", virtual)
 		return
 	}
 	defer f.Close()
+	name := path.Base(tgt.Virtual)
+	contentType, inline := fileType(name)
+	h := w.Header()
+	h.Set("Cache-Control", "private, no-cache")
+	h.Set("Content-Type", contentType)
+	if contentType == inlineTypes["pdf"] {
+		h.Set("Content-Security-Policy", cspPDF)
+	}
+	disposition := "attachment"
+	if download, _ := strconv.ParseBool(r.URL.Query().Get("download")); inline && !download {
+		disposition = "inline"
+	}
+	cd := mime.FormatMediaType(disposition, map[string]string{"filename": name})
+	if cd == "" {
+		cd = disposition // a name FormatMediaType cannot carry
+	}
+	h.Set("Content-Disposition", cd)
+	http.ServeContent(w, r, name, st.ModTime(), f)
+}
+
+// openArtifact opens a located artifact through the thread's folder as an
+// os.Root and returns it with its stat; it must be a regular file.
+func (s *Server) openArtifact(user, thread string, tgt vpath.Target) (*os.File, os.FileInfo, error) {
+	d, err := s.openThreadDir(user, thread, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer d.Close()
+	rel, err := d.rel(tgt.Host)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := d.root.Open(rel)
+	if err != nil {
+		return nil, nil, rootError(err)
+	}
 	st, err := f.Stat()
 	if err != nil || !st.Mode().IsRegular() {
-		writeError(w, http.StatusNotFound, "Artifact not found: %s", virtual)
-		return
+		f.Close()
+		return nil, nil, fmt.Errorf("%s is not a regular file", tgt.Virtual)
 	}
-	name := path.Base(tgt.Virtual)
-	ext := strings.ToLower(path.Ext(name))
-	h := w.Header()
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Cache-Control", "private, no-cache")
-	download, _ := strconv.ParseBool(r.URL.Query().Get("download"))
-	disposition := "inline"
-	if download || activeContent[ext] {
-		disposition = "attachment"
-	}
-	h.Set("Content-Disposition", mime.FormatMediaType(disposition, map[string]string{"filename": name}))
-	if ext == ".md" || ext == ".markdown" {
-		h.Set("Content-Type", "text/markdown; charset=utf-8")
-	}
-	http.ServeContent(w, r, name, st.ModTime(), f)
+	return f, st, nil
 }
 
 // artifactURL is the artifacts route of a virtual path.
