@@ -69,9 +69,9 @@ func TestCrashingAgentReportsExitAndStderr(t *testing.T) {
 	}
 }
 
-// Reference §15 case 34: the enabled MCP servers reach session/new in ACP
+// The enabled MCP servers reach session/new in ACP
 // list form; an invalid configuration sends [] and the call proceeds.
-func TestCase34_MCPServersOnTheWire(t *testing.T) {
+func TestMCPServersOnTheWire(t *testing.T) {
 	t.Parallel()
 	good := func() (*config.Extensions, error) {
 		return config.ParseExtensions("extensions_config.json", []byte(`{"mcpServers": {
@@ -158,10 +158,10 @@ func wireParams(t *testing.T, dir, method string) json.RawMessage {
 	return nil
 }
 
-// Reference §15 case 35 over the protocol: auto-approve prefers
+// Over the protocol: auto-approve prefers
 // allow_once, then allow_always; without one, or when disabled, the
 // request is cancelled (denied).
-func TestCase35_PermissionPolicyOverACP(t *testing.T) {
+func TestPermissionPolicyOverACP(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name        string
@@ -187,11 +187,11 @@ func TestCase35_PermissionPolicyOverACP(t *testing.T) {
 	}
 }
 
-// Reference §15 case 36: one workspace per thread (created, used as the
+// One workspace per thread (created, used as the
 // process's cwd and the session cwd), the global one for a missing or
 // invalid thread id; either is shown to the model as /mnt/acp-workspace,
 // never as a host path.
-func TestCase36_WorkspacePerThreadAndGlobalFallback(t *testing.T) {
+func TestWorkspacePerThreadAndGlobalFallback(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, harnessOptions{})
 	tests := []struct {
@@ -275,10 +275,10 @@ func readReport(t *testing.T, dir string) report {
 	return r
 }
 
-// Reference §15 case 36: configured env values reach the agent, $VAR
+// Configured env values reach the agent, $VAR
 // resolved from the host (a missing one becomes ""); without env the
 // agent gets only the inherited defaults. Host secrets never leak.
-func TestCase36_EnvPassthrough(t *testing.T) {
+func TestEnvPassthrough(t *testing.T) {
 	t.Parallel()
 	hostEnv := []string{"PATH=/usr/bin:/bin", "HOME=/home/alice", "USER=alice", "TERM=()fn", "SECRET_TOKEN=hunter2", "ACP_KEY=k-123"}
 	lookup := func(name string) (string, bool) {
@@ -331,9 +331,9 @@ func TestCase36_EnvPassthrough(t *testing.T) {
 	}
 }
 
-// Reference §15 case 36: a hung agent is killed at the timeout, with its
+// A hung agent is killed at the timeout, with its
 // whole process group, and the reference's text is returned.
-func TestCase36_HungAgentTimesOutAndGroupIsKilled(t *testing.T) {
+func TestHungAgentTimesOutAndGroupIsKilled(t *testing.T) {
 	t.Parallel()
 	const want = "Error: ACP agent 'a' timed out after 1 seconds without responding. The agent subprocess has been terminated. " +
 		"If this agent handles long-running tasks, increase acp_agents.a.timeout_seconds in config.yaml."
@@ -368,9 +368,9 @@ func TestCase36_HungAgentTimesOutAndGroupIsKilled(t *testing.T) {
 	}
 }
 
-// Reference §15 case 36: a missing executable gets DeerFlow's message
+// A missing executable gets DeerFlow's message
 // and hints (generic, codex, mcode).
-func TestCase36_MissingExecutableMessages(t *testing.T) {
+func TestMissingExecutableMessages(t *testing.T) {
 	// Not parallel: the codex case puts a fake codex on PATH.
 	bin := t.TempDir()
 	if err := os.WriteFile(filepath.Join(bin, "codex"), []byte("#!/bin/sh\n"), 0o755); err != nil {

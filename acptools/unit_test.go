@@ -53,9 +53,9 @@ func TestDescriptionAndSchema(t *testing.T) {
 	}
 }
 
-// Reference §15 case 34: conversion of the enabled servers; disabled ones
+// Conversion of the enabled servers; disabled ones
 // are filtered; any invalid enabled server fails the whole list.
-func TestCase34_MCPServerConversion(t *testing.T) {
+func TestMCPServerConversion(t *testing.T) {
 	parse := func(t *testing.T, js string) *config.Extensions {
 		t.Helper()
 		ext, err := config.ParseExtensions("extensions_config.json", []byte(js), func(k string) (string, bool) {
@@ -120,9 +120,9 @@ func TestCase34_MCPServerConversion(t *testing.T) {
 	}
 }
 
-// Reference §15 case 35: auto-approve prefers allow_once, then
+// Auto-approve prefers allow_once, then
 // allow_always; denies when there is none or when disabled.
-func TestCase35_PermissionPolicy(t *testing.T) {
+func TestPermissionPolicy(t *testing.T) {
 	opt := func(kind acp.PermissionOptionKind, id string) acp.PermissionOption {
 		return acp.PermissionOption{Kind: kind, OptionId: acp.PermissionOptionId(id), Name: id}
 	}

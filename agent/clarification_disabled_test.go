@@ -9,7 +9,7 @@ import (
 	"github.com/antlerhq/antler/tool"
 )
 
-// Reference §5.2: with disable_clarification (webhook channels) an
+// As DeerFlow's clarification middleware: with disable_clarification (webhook channels) an
 // ask_clarification call gets a normal tool message telling the agent to
 // proceed, and the run continues, although the tool is return-direct.
 func TestDisabledClarificationContinuesTheRun(t *testing.T) {

@@ -21,8 +21,7 @@ func args(t *testing.T, s string) map[string]any {
 	return m
 }
 
-// Reference §15 case 17.
-func TestCase17_ClarificationOptionsNormalised(t *testing.T) {
+func TestClarificationOptionsNormalised(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		raw  string
@@ -48,8 +47,7 @@ func TestCase17_ClarificationOptionsNormalised(t *testing.T) {
 	}
 }
 
-// Reference §15 case 18.
-func TestCase18_ClarificationFieldsNormalised(t *testing.T) {
+func TestClarificationFieldsNormalised(t *testing.T) {
 	long := strings.Repeat("x", 201)
 	many := func(n int, f func(i int) string) string {
 		var parts []string
@@ -131,8 +129,7 @@ func TestCase18_ClarificationFieldsNormalised(t *testing.T) {
 	})
 }
 
-// Reference §15 case 19.
-func TestCase19_ClarificationStableIDAndPayload(t *testing.T) {
+func TestClarificationStableIDAndPayload(t *testing.T) {
 	a := args(t, `{"question":"Which file?","clarification_type":"missing_info","context":"Two reports exist."}`)
 	r := ClarificationResult("call_9", a)
 	if r.MessageID != "clarification:call_9" || !r.End {
@@ -181,8 +178,7 @@ func TestCase19_ClarificationStableIDAndPayload(t *testing.T) {
 	}
 }
 
-// Reference §15 case 20.
-func TestCase20_ClarificationMiddleware(t *testing.T) {
+func TestClarificationMiddleware(t *testing.T) {
 	var reached []string
 	next := func(ctx context.Context, call *tool.Call, args json.RawMessage) (*tool.Result, error) {
 		reached = append(reached, call.Name)

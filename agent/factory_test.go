@@ -86,8 +86,7 @@ func newFactory(t *testing.T, yaml string, logs *bytes.Buffer) *agent.Factory {
 	return f
 }
 
-// Reference §15 case 9.
-func TestCase9_FactoryAddsAndWithholdsTools(t *testing.T) {
+func TestFactoryAddsAndWithholdsTools(t *testing.T) {
 	f := newFactory(t, factoryConfig, nil)
 	for _, tc := range []struct {
 		name string
@@ -126,8 +125,7 @@ func TestCase9_FactoryAddsAndWithholdsTools(t *testing.T) {
 	}
 }
 
-// Reference §15 case 10.
-func TestCase10_ModelFallback(t *testing.T) {
+func TestModelFallback(t *testing.T) {
 	var logs bytes.Buffer
 	f := newFactory(t, factoryConfig, &logs)
 	for _, tc := range []struct {

@@ -10,10 +10,10 @@ import (
 
 func skillMD(front string) string { return "---\n" + front + "\n---\n# Body\n" }
 
-// Reference §15 case 53: validation matrix for names, descriptions,
+// Validation matrix for names, descriptions,
 // unknown keys and allowed-tools types; the runtime parser returns nothing
 // for malformed skills and explains unquoted colons.
-func TestCase53_ValidationMatrix(t *testing.T) {
+func TestValidationMatrix(t *testing.T) {
 	long := strings.Repeat("a", 65)
 	tests := []struct {
 		name    string
@@ -66,7 +66,7 @@ func TestCase53_ValidationMatrix(t *testing.T) {
 	}
 }
 
-func TestCase53_ParserSkipsMalformed(t *testing.T) {
+func TestParserSkipsMalformed(t *testing.T) {
 	tests := []struct {
 		name     string
 		content  string

@@ -69,10 +69,10 @@ func userState(text string, sc ...thread.SkillContext) *thread.State {
 	return &thread.State{Messages: []model.Message{{Role: model.RoleUser, Content: text}}, SkillContext: sc}
 }
 
-// Reference §15 case 55: passive enabled skills don't restrict; a slash
+// Passive enabled skills don't restrict; a slash
 // skill restricts schemas and execution; read_file and tool_search stay
 // available; a promoted tool not in allowed-tools remains blocked.
-func TestCase55_SkillToolPolicy(t *testing.T) {
+func TestSkillToolPolicy(t *testing.T) {
 	e := newTestEnv(t)
 	e.public(t, "restricted", "name: restricted\ndescription: r\nallowed-tools: [bash]")
 	e.public(t, "open", "name: open\ndescription: o")

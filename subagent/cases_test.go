@@ -40,8 +40,7 @@ func answers(text string) *modeltest.Model {
 	}})
 }
 
-// Reference §15 case 29.
-func TestCase29_UnknownTypeAndBashDisabled(t *testing.T) {
+func TestUnknownTypeAndBashDisabled(t *testing.T) {
 	tests := []struct {
 		name    string
 		yaml    string
@@ -90,8 +89,7 @@ func TestCase29_UnknownTypeAndBashDisabled(t *testing.T) {
 	}
 }
 
-// Reference §15 case 30.
-func TestCase30_ToolGroupsSkillsAndModelOverride(t *testing.T) {
+func TestToolGroupsSkillsAndModelOverride(t *testing.T) {
 	vision, worker := answers("seen"), answers("done")
 	h := newHarness(t, baseConfig+customAgents, map[string]model.ChatModel{"vision": vision, "worker": worker}, nil)
 	var rec recorder
@@ -150,9 +148,9 @@ func TestMergeSkillAllowlists(t *testing.T) {
 	}
 }
 
-// Reference §15 case 31: the event sequence of each terminal status,
+// The event sequence of each terminal status,
 // with cumulative usage, and cleanup of finished executions.
-func TestCase31_EventSequence(t *testing.T) {
+func TestEventSequence(t *testing.T) {
 	usage := &model.Usage{InputTokens: 10, OutputTokens: 5, TotalTokens: 15}
 	tests := []struct {
 		name       string
@@ -235,10 +233,10 @@ func TestCase31_EventSequence(t *testing.T) {
 	}
 }
 
-// Reference §15 case 31: a task that outlives its timeout and ignores
+// A task that outlives its timeout and ignores
 // cancellation is reported polling_timed_out; its execution stays
 // registered until it really stops (deferred cleanup, not immediate).
-func TestCase31_PollingTimeoutDefersCleanup(t *testing.T) {
+func TestPollingTimeoutDefersCleanup(t *testing.T) {
 	m := modeltest.FromScript(modeltest.Script{Rules: []modeltest.Rule{
 		{LastRole: model.RoleUser, Reply: modeltest.Turn{ToolCalls: []model.ToolCall{{Name: "hang"}}}},
 		{LastRole: model.RoleTool, Reply: modeltest.Turn{Text: "too late"}},
@@ -270,9 +268,9 @@ func TestCase31_PollingTimeoutDefersCleanup(t *testing.T) {
 	}
 }
 
-// Reference §15 case 31: cancelling the parent cancels the task
+// Cancelling the parent cancels the task
 // cooperatively and reports its usage once.
-func TestCase31_ParentCancellation(t *testing.T) {
+func TestParentCancellation(t *testing.T) {
 	usage := &model.Usage{InputTokens: 3, OutputTokens: 2, TotalTokens: 5}
 	started := make(chan struct{})
 	m := modeltest.New(
@@ -300,8 +298,7 @@ func TestCase31_ParentCancellation(t *testing.T) {
 	waitFor(t, "cleanup", func() bool { return h.exec.Running() == 0 })
 }
 
-// Reference §15 case 32.
-func TestCase32_LargeResultBrief(t *testing.T) {
+func TestLargeResultBrief(t *testing.T) {
 	long := strings.Repeat("a", 3000) + strings.Repeat("z", 3000)
 	h := newHarness(t, baseConfig, map[string]model.ChatModel{"worker": modeltest.New(modeltest.Turn{Text: long})}, nil)
 	var rec recorder
@@ -368,8 +365,7 @@ func TestTaskResultContract(t *testing.T) {
 	}
 }
 
-// Reference §15 case 33.
-func TestCase33_LimitMiddleware(t *testing.T) {
+func TestLimitMiddleware(t *testing.T) {
 	t.Run("clamp", func(t *testing.T) {
 		def := config.Default().Subagents
 		big := def

@@ -165,8 +165,8 @@ func (l *limiter) middleware(next tool.ModelHandler) tool.ModelHandler {
 		r := *resp
 		r.Message.ToolCalls = out
 		// The run's budget is used up (not merely this response's cap):
-		// tell the model, even when other tool calls go ahead (reference
-		// §11.3).
+		// tell the model, even when other tool calls go ahead (DeerFlow
+		// subagents/executor.py).
 		if prior+kept >= lim.MaxTotal {
 			if r.Message.Content != "" {
 				r.Message.Content += "\n\n"

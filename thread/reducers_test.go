@@ -11,8 +11,7 @@ import (
 	"github.com/antlerhq/antler/model"
 )
 
-// Reference §15 case 11.
-func TestCase11_MergeArtifacts(t *testing.T) {
+func TestMergeArtifacts(t *testing.T) {
 	tests := []struct {
 		name          string
 		existing, upd []string
@@ -32,8 +31,7 @@ func TestCase11_MergeArtifacts(t *testing.T) {
 	}
 }
 
-// Reference §15 case 12.
-func TestCase12_MergeViewedImages(t *testing.T) {
+func TestMergeViewedImages(t *testing.T) {
 	a := ViewedImage{MIMEType: "image/png", Size: 1, ActualPath: "/h/a.png"}
 	b := ViewedImage{MIMEType: "image/jpeg", Size: 2, ActualPath: "/h/b.jpg"}
 	a2 := ViewedImage{MIMEType: "image/png", Size: 9, ActualPath: "/h/a.png"}
@@ -56,8 +54,7 @@ func TestCase12_MergeViewedImages(t *testing.T) {
 	}
 }
 
-// Reference §15 case 13.
-func TestCase13_MergePromoted(t *testing.T) {
+func TestMergePromoted(t *testing.T) {
 	tests := []struct {
 		name          string
 		existing, upd *Promoted
@@ -79,8 +76,7 @@ func TestCase13_MergePromoted(t *testing.T) {
 	}
 }
 
-// Reference §15 case 14.
-func TestCase14_MergeSandbox(t *testing.T) {
+func TestMergeSandbox(t *testing.T) {
 	tests := []struct {
 		name          string
 		existing, upd *Sandbox
@@ -112,8 +108,8 @@ func TestCase14_MergeSandbox(t *testing.T) {
 	}
 }
 
-// Reference §15 case 15 (delegations).
-func TestCase15_MergeDelegations(t *testing.T) {
+// The delegations reducer.
+func TestMergeDelegations(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	t1 := t0.Add(time.Hour)
 	t.Run("terminal status not downgraded", func(t *testing.T) {
@@ -151,8 +147,8 @@ func TestCase15_MergeDelegations(t *testing.T) {
 	})
 }
 
-// Reference §15 case 15 (skill_context).
-func TestCase15_MergeSkillContext(t *testing.T) {
+// The skill_context reducer.
+func TestMergeSkillContext(t *testing.T) {
 	t.Run("dedupe by path, re-read moves to end", func(t *testing.T) {
 		got := MergeSkillContext([]SkillContext{{Name: "a", Path: "/a"}, {Name: "b", Path: "/b"}}, []SkillContext{{Name: "a", Path: "/a", Description: "again"}})
 		if diff := cmp.Diff([]string{"/b", "/a"}, paths(got)); diff != "" {

@@ -119,8 +119,7 @@ func runAssemble(t *testing.T, tt assembleCase) {
 	}
 }
 
-// Reference §15 case 1.
-func TestCase1_ConfigToolWinsOverBuiltinWithSameName(t *testing.T) {
+func TestConfigToolWinsOverBuiltinWithSameName(t *testing.T) {
 	runAssemble(t, assembleCase{
 		config:  baseConfig + "tools:\n  - {name: present_files, group: files, use: fake:present_files}\n",
 		want:    []string{"present_files", "ask_clarification"},
@@ -128,8 +127,7 @@ func TestCase1_ConfigToolWinsOverBuiltinWithSameName(t *testing.T) {
 	})
 }
 
-// Reference §15 case 2.
-func TestCase2_ConfigNameDiffersFromToolName(t *testing.T) {
+func TestConfigNameDiffersFromToolName(t *testing.T) {
 	runAssemble(t, assembleCase{
 		config:  baseConfig + "tools:\n  - {name: list_files, group: files, use: fake:ls}\n",
 		want:    []string{"ls", "present_files", "ask_clarification"},
@@ -137,8 +135,7 @@ func TestCase2_ConfigNameDiffersFromToolName(t *testing.T) {
 	})
 }
 
-// Reference §15 case 3.
-func TestCase3_HostBashGate(t *testing.T) {
+func TestHostBashGate(t *testing.T) {
 	tools := "tools:\n  - {name: bash, group: bash, use: deerflow.sandbox.tools:bash_tool}\n  - {name: shell, group: exec, use: deerflow.sandbox.tools:bash_tool}\n  - {name: y, group: bash, use: fake:y}\n  - {name: ls, group: files, use: fake:ls}\n"
 	for _, tt := range []assembleCase{
 		{name: "local without allow_host_bash drops bash, renamed bash, bash group", config: baseConfig + tools,
@@ -155,8 +152,7 @@ func TestCase3_HostBashGate(t *testing.T) {
 	}
 }
 
-// Reference §15 case 4.
-func TestCase4_ViewImageFollowsVision(t *testing.T) {
+func TestViewImageFollowsVision(t *testing.T) {
 	for _, tt := range []assembleCase{
 		{name: "default first model without vision", config: baseConfig, want: []string{"present_files", "ask_clarification"}},
 		{name: "chosen vision model", config: baseConfig, opts: toolset.Options{ModelName: "eyes"}, want: []string{"present_files", "ask_clarification", "view_image"}},
@@ -166,8 +162,7 @@ func TestCase4_ViewImageFollowsVision(t *testing.T) {
 	}
 }
 
-// Reference §15 case 5.
-func TestCase5_ConditionalBuiltins(t *testing.T) {
+func TestConditionalBuiltins(t *testing.T) {
 	for _, tt := range []assembleCase{
 		{name: "skill_manage only with skill_evolution", config: baseConfig + "skill_evolution: {enabled: true}\n", want: []string{"present_files", "ask_clarification", "skill_manage"}},
 		{name: "task only with subagents", config: baseConfig, opts: toolset.Options{SubagentEnabled: true}, want: []string{"present_files", "ask_clarification", "task"}},
@@ -177,8 +172,7 @@ func TestCase5_ConditionalBuiltins(t *testing.T) {
 	}
 }
 
-// Reference §15 case 6.
-func TestCase6_GroupFilter(t *testing.T) {
+func TestGroupFilter(t *testing.T) {
 	tools := baseConfig + "tools:\n  - {name: ls, group: files, use: fake:ls}\n  - {name: web_search, group: web, use: fake:web_search}\n"
 	for _, tt := range []assembleCase{
 		{name: "nil keeps all", config: tools, want: []string{"ls", "web_search", "present_files", "ask_clarification"}},
@@ -189,8 +183,7 @@ func TestCase6_GroupFilter(t *testing.T) {
 	}
 }
 
-// Reference §15 case 7.
-func TestCase7_MCPFailureAndACP(t *testing.T) {
+func TestMCPFailureAndACP(t *testing.T) {
 	acpConfig := baseConfig + "acp_agents:\n  coder: {command: coder-acp, description: codes}\n"
 	for _, tt := range []assembleCase{
 		{name: "MCP source failing keeps the rest", config: baseConfig, opts: toolset.Options{IncludeMCP: true},
@@ -258,12 +251,12 @@ func ExampleRegistry() {
 	// Output: [mycorp.tools:shout mycorp:shout]
 }
 
-// Reference §15 case 8. DeerFlow wraps async-only tools so they can be
+// DeerFlow wraps async-only tools so they can be
 // called synchronously from inside a running event loop. In Go every tool
 // of every source is a blocking call that honours its context, so a tool
 // can be called from inside another call (as the loop and subagents do),
 // concurrently, with no wrapper.
-func TestCase8_EveryToolIsABlockingCallableHandler(t *testing.T) {
+func TestEveryToolIsABlockingCallableHandler(t *testing.T) {
 	cfg := mustConfig(t, baseConfig+"acp_agents:\n  a: {command: x, description: d}\ntools:\n  - {name: x, group: g, use: fake:x}\n")
 	a := &toolset.Assembler{Registry: fakeRegistry(nil), Env: &toolset.Env{Config: cfg}, Builtins: allBuiltins,
 		MCP: &fakeMCP{tools: []*tool.Tool{fakeTool("srv_a")}},

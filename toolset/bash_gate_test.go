@@ -7,9 +7,9 @@ import (
 	"github.com/antlerhq/antler/toolset"
 )
 
-// Reference §15 case 3: the host-bash gate drops bash whatever its name
+// The host-bash gate drops bash whatever its name
 // and group, also under Antler's short use string antler:bash.
-func TestCase3_HostBashGateCoversShortUse(t *testing.T) {
+func TestHostBashGateCoversShortUse(t *testing.T) {
 	cfg := mustConfig(t, baseConfig+"tools:\n  - {name: shell, group: exec, use: antler:bash}\n  - {name: ls, group: files, use: antler:ls}\n")
 	a := &toolset.Assembler{
 		Registry: toolset.DefaultRegistry(),

@@ -54,10 +54,10 @@ func TestValidID(t *testing.T) {
 	}
 }
 
-// Reference §15 case 39: virtual↔host mapping incl. trailing slashes,
+// Virtual↔host mapping incl. trailing slashes,
 // Windows separators, sibling-prefix non-matching, bare base at end of
 // output.
-func TestCase39_VirtualHostMapping(t *testing.T) {
+func TestVirtualHostMapping(t *testing.T) {
 	l, home := newLayout(t)
 	tp, _ := l.ThreadPaths("u1", "t1")
 	if want := filepath.Join(home, "users", "u1", "threads", "t1", "user-data", "workspace"); tp.Workspace != want {
@@ -125,10 +125,10 @@ func TestCase39_VirtualHostMapping(t *testing.T) {
 	}
 }
 
-// Reference §15 case 40: traversal (.., backslash) rejected; bare
+// Traversal (.., backslash) rejected; bare
 // /mnt/user-data rejected; skills writes rejected; read-only mounts
 // respected.
-func TestCase40_TraversalAndAccess(t *testing.T) {
+func TestTraversalAndAccess(t *testing.T) {
 	l, _ := newLayout(t)
 	for _, tc := range []struct {
 		name, in string
