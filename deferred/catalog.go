@@ -153,7 +153,11 @@ func (c *Catalog) IsHidden(st *thread.State, name string) bool {
 //     catalogue order, however many there are;
 //   - "+kw rest" returns tools whose lowercased name contains kw,
 //     ranked by rest (regex matches first, then relevance), at most limit;
-//   - anything else is a ranked search (see [Catalog.Rank]).
+//   - anything else is a ranked search: tools whose "name description"
+//     matches the query as a case-insensitive regular expression (a
+//     literal when it is not a valid one) first, name matches before
+//     description matches, then the other tools that share terms with the
+//     query, by relevance, at most limit.
 //
 // A blank query and a bare "+" return nothing. limit ≤ 0 means
 // [DefaultMaxResults].
@@ -180,7 +184,7 @@ func (c *Catalog) Search(query string, limit int) []*tool.Tool {
 	case strings.HasPrefix(q, "+"):
 		return c.required(q[1:], limit)
 	}
-	return c.Rank(q, limit)
+	return c.toolsOf(c.ix.Search(q, limit), limit)
 }
 
 // required implements "+kw rest".
@@ -204,19 +208,6 @@ func (c *Catalog) required(s string, limit int) []*tool.Tool {
 		c.ix.Rerank(rest, docs)
 	}
 	return c.toolsOf(docs, limit)
-}
-
-// Rank is the ranked search: tools whose "name description" matches the
-// query as a case-insensitive regular expression (a literal when it is
-// not a valid one) come first, name matches before description matches;
-// then the other tools that share terms with the query, by BM25F
-// relevance. At most limit tools are returned (limit ≤ 0: all).
-func (c *Catalog) Rank(query string, limit int) []*tool.Tool {
-	q := strings.TrimSpace(query)
-	if q == "" {
-		return nil
-	}
-	return c.toolsOf(c.ix.Search(q, limit), limit)
 }
 
 func (c *Catalog) toolsOf(docs []int, limit int) []*tool.Tool {

@@ -20,18 +20,10 @@
 // are exposed for that turn's model calls by the routing middleware,
 // which must run before the filter, and listed in <mcp_routing_hints>.
 //
-// Ranked search ([Catalog.Search]) is BM25F over the tool name, server,
-// description and parameter names and descriptions, with identifier
-// splitting (camelCase, snake_case, kebab-case; CJK text as character
-// bigrams) and decompounding of name identifiers against the catalogue's
-// own words, Snowball stemming,
-// stop words, a small hand-written lexicon of software and everyday
-// synonyms (lexicon.txt) and WordNet's derivationally related forms
-// (derivations.txt) — a query word scores its best form, never the sum
-// of its forms — truncation matches and name/server boosts. Chinese
-// text is also read as the English glosses of its CC-CEDICT words
-// (cedict.txt), so English queries find Chinese descriptions and the
-// other way round. A query
-// that is a valid regular expression matching some tools still returns
-// those first, as DeerFlow's single-regex search did.
+// [Catalog.Search] reads tool_search's query forms: "select:a,b" names
+// tools, "+keyword rest" keeps the tools whose name contains keyword, and anything else is
+// a ranked search. Ranking is the work of the internal package
+// deferred/internal/search (BM25F over stemmed words with lexicon
+// synonyms, WordNet derivations, CC-CEDICT glosses and CJK bigrams, after
+// DeerFlow's regex matches), whose index a catalogue builds once.
 package deferred

@@ -10,9 +10,9 @@ import (
 	"github.com/antlerhq/antler/tool"
 )
 
-// NotPromotedError is the text of the result of a call to a deferred tool
+// notPromotedError is the text of the result of a call to a deferred tool
 // that tool_search has not promoted (DeerFlow's wording).
-func NotPromotedError(name string) string {
+func notPromotedError(name string) string {
 	return fmt.Sprintf("Error: Tool '%s' is deferred and has not been promoted yet. Call tool_search first to expose and promote this tool's schema, then retry.", name)
 }
 
@@ -60,8 +60,8 @@ func (c *Catalog) filterModel(r *Router) tool.ModelMiddleware {
 }
 
 // GuardTools returns the tool middleware that answers a call to a
-// deferred, unpromoted tool with [NotPromotedError] instead of running
-// it. The executor still holds every tool; only the call is refused.
+// deferred, unpromoted tool with DeerFlow's error ("Error: Tool 'x' is
+// deferred and has not been promoted yet. ...") instead of running it. The executor still holds every tool; only the call is refused.
 func (c *Catalog) GuardTools() tool.Middleware { return c.guardTools(nil) }
 
 // guardTools is GuardTools that also lets through the tools r routes for
@@ -70,7 +70,7 @@ func (c *Catalog) guardTools(r *Router) tool.Middleware {
 	return func(next tool.Handler) tool.Handler {
 		return func(ctx context.Context, call *tool.Call, args json.RawMessage) (*tool.Result, error) {
 			if call != nil && c.IsHidden(call.State, call.Name) && !slices.Contains(r.routedForState(call.State), call.Name) {
-				return tool.Errorf("%s", NotPromotedError(call.Name)), nil
+				return tool.Errorf("%s", notPromotedError(call.Name)), nil
 			}
 			return next(ctx, call, args)
 		}

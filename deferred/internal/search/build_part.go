@@ -5,11 +5,12 @@ import "runtime"
 // The build splits the catalogue in two: the analyser works through the
 // first part while a second goroutine reads the letter/digit runs of the
 // second part into a part of its own (rawPart), numbering each distinct
-// run as written by its first occurrence, and then runs the catalogue
-// hash. The analyser then analyses the part's new runs, in the part's
-// order, and replays the part's documents from their run numbers. Runs,
-// words and terms are thus met in the same order as by one pass over the
-// whole catalogue, so the index is the same, ids included.
+// run as written by its first occurrence, and then runs the caller's
+// beside function (see [Build]). The analyser then analyses the part's
+// new runs, in the part's order, and replays the part's documents from
+// their run numbers. Runs, words and terms are thus met in the same order
+// as by one pass over the whole catalogue, so the index is the same, ids
+// included.
 
 // minSplit is the smallest catalogue that is split: below it, the second
 // goroutine would cost more than it saves.
@@ -20,7 +21,8 @@ const minSplit = 256
 // same time: reading a part's runs costs about 60 % of analysing them.
 // The analyser then replays the part (about a quarter of what analysing
 // it would cost) and lays out the postings while the second goroutine
-// hashes the catalogue (measured on the 10k-tool benchmark, 2 cores).
+// runs beside, which for package deferred hashes the catalogue (measured
+// on the 10k-tool benchmark, 2 cores).
 const splitShare = 0.37
 
 // splitWeight estimates what a document costs to analyse: per byte, a

@@ -73,8 +73,9 @@ type posting struct {
 	tf  float32
 }
 
-// index is the precomputed ranked-search structure of one catalogue. It
-// is immutable after buildIndex and safe for concurrent use.
+// Index is the precomputed search structure of one catalogue of
+// documents. It is immutable once [Build] returns and safe for concurrent
+// use.
 type Index struct {
 	n        int
 	terms    map[string]int32 // term → id
@@ -451,14 +452,6 @@ func (r *ranking) top(limit int) []scored {
 		}
 	}
 	return topK(cands, r.score, limit)
-}
-
-// rank scores every document that shares a term with the query and
-// returns the best, at most limit of them (limit ≤ 0: all).
-func (ix *Index) rank(query string, limit int) []scored {
-	r := ix.newRanking(query)
-	defer r.release()
-	return r.top(limit)
 }
 
 // containsWord reports whether name occurs in s not glued to other

@@ -115,8 +115,8 @@ func stopWord(w string) bool {
 }
 
 // stemmer stems words with the Snowball English stemmer, remembering the
-// stems it has computed. A stemmer is not safe for concurrent use; the
-// index's frozen copy (see frozenStems) is.
+// stems it has computed (the lexicon's table is built with one). A
+// stemmer is not safe for concurrent use.
 type stemmer struct {
 	cache map[string]string
 }

@@ -1,0 +1,50 @@
+// Package search is the search engine behind tool_search: it ranks a
+// catalogue of tools, given as [Document] values, against a query in
+// plain words or a regular expression. Package deferred builds one
+// [Index] per catalogue ([Build]) and answers tool_search's ranked forms
+// with [Index.Search] and [Index.Rerank]; the query syntax ("select:",
+// "+keyword"), promotion and everything else about deferral stay there.
+//
+// Ranking is BM25F over six fields of a document: its name, server,
+// description, the lead sentence of the description (counted again, so
+// that long manual-like descriptions do not bury a tool), and its
+// parameter names and descriptions (read from the JSON Schema in place).
+// Text is cut into runs of letters and digits, split at identifier
+// boundaries (camelCase, snake_case, kebab-case); Chinese, Japanese and
+// Korean text becomes overlapping character bigrams. Words lose stop
+// words and single characters and are reduced to their Snowball English
+// (Porter2) stems. Chinese text is also read as the English glosses of
+// its CC-CEDICT words (cedict.txt, words cut longest first), so English
+// queries find Chinese descriptions and the other way round. Compound
+// identifiers of names and server names (datagov) also count their
+// parts when the catalogue uses those parts elsewhere and not the
+// compound in prose.
+//
+// Each query word forms a group: its own term at full weight, and at
+// lower weight the other words of its groups in the hand-written lexicon
+// (lexicon.txt), its WordNet derivationally related forms
+// (derivations.txt: conversion → convert) and its truncation matches
+// (index terms of at least four letters that extend it, or that it
+// extends, by up to four letters). A document scores the best member of each group, never
+// the sum of a word's forms. Scores are then boosted for a name the
+// query covers, a full name or a server name the query contains, and two
+// consecutive query words that are consecutive words of a name; a query
+// mentioning a file path also asks for "file".
+//
+// A query that is a valid regular expression (else a literal) matching
+// some documents' "name description", case-insensitively, returns those
+// first, name matches before description matches, as DeerFlow's
+// single-regex search did; an index of the letter/digit runs of those
+// texts rules out most documents before any regex runs.
+//
+// The three data files are embedded. The lexicon's synonym table is built
+// once per process at the first build; derivations.txt is indexed at the
+// first search, and cedict.txt at the first Han character met (so an
+// English-only catalogue and its queries never load it). Both are sorted
+// text files binary-searched in place, regenerated with go generate by
+// the commands in deferred/internal/genderiv and deferred/internal/gencedict.
+//
+// Building splits the catalogue between two goroutines (see
+// buildIndexSplit); the index is the same, term and document ids
+// included, however it is split.
+package search

@@ -1,0 +1,66 @@
+package search
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestSearch(t *testing.T) {
+	docs := []Document{
+		testDoc("github", "github_list_issues", "List issues in a repository."),
+		testDoc("github", "github_create_issue", "Create a new issue in a repository."),
+		testDoc("slack", "slack_list_channels", "List the channels of a workspace."),
+		testDoc("fs", "fs_read_file", "Read a text file."),
+	}
+	ix := Build(docs, nil)
+	tests := []struct {
+		name, query string
+		limit       int
+		want        []int
+	}{
+		{"words, best first", "create an issue", 2, []int{1, 0}},
+		{"regex matches first, name matches before description matches", "list", 0, []int{0, 2}},
+		{"a regex", "^slack_.*chan", 5, []int{2}},
+		{"limit ≤ 0 returns every match", "repository issues", 0, []int{0, 1}},
+		{"an invalid regex is a literal", "issue(", 5, []int{0, 1}},
+		{"nothing shared", "zzqx", 5, []int{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, ix.Search(tt.query, tt.limit)); diff != "" {
+				t.Errorf("Search(%q, %d) (-want +got):\n%s", tt.query, tt.limit, diff)
+			}
+		})
+	}
+}
+
+func TestRerank(t *testing.T) {
+	docs := []Document{
+		testDoc("", "x_read", "Read a file."),                        // no match, no shared term
+		testDoc("", "x_create", "Create a file."),                    // two matches
+		testDoc("", "x_make", "Create, create, then create."),        // three matches
+		testDoc("", "y_long", "Create one; longer notes dilute it."), // one match
+		testDoc("", "y_short", "Create one."),                        // one match, a shorter description
+		testDoc("", "x_write", "Write a file."),                      // no match, no shared term
+	}
+	ix := Build(docs, nil)
+	tests := []struct {
+		name, query string
+		docs, want  []int
+	}{
+		{"matches, then relevance, then the given order", "create", []int{0, 5, 3, 4, 1, 2}, []int{2, 1, 4, 3, 0, 5}},
+		{"a subset", "create", []int{4, 0, 1}, []int{1, 4, 0}},
+		{"one document", "create", []int{0}, []int{0}},
+		{"none", "create", []int{}, []int{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := append([]int{}, tt.docs...)
+			ix.Rerank(tt.query, got)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Rerank(%q, %v) (-want +got):\n%s", tt.query, tt.docs, diff)
+			}
+		})
+	}
+}
