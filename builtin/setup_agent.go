@@ -42,7 +42,7 @@ const setupAgentSchema = `{
 type setupAgentArgs struct {
 	Soul        string   `json:"soul"`
 	Description string   `json:"description"`
-	Skills      []string `json:"skills"`
+	Skills      []string `json:"skills,omitempty"` // absent: every skill; [] none
 }
 
 // NewSetupAgent returns the setup_agent tool, which the lead-agent factory

@@ -37,8 +37,12 @@ func New[In, Out any](name, description string, h TypedHandler[In, Out]) *Tool {
 
 // NewWithSchema is New with an explicit input schema, for tools whose
 // schema says more than the Go type can (enums, defaults, descriptions
-// written by hand).
+// written by hand). The schema must agree with In (SchemaAgrees): a
+// schema and a struct that drift apart are an error here.
 func NewWithSchema[In, Out any](name, description string, schema json.RawMessage, h TypedHandler[In, Out]) (*Tool, error) {
+	if err := SchemaAgrees[In](schema); err != nil {
+		return nil, fmt.Errorf("tool %s: %w", name, err)
+	}
 	v, err := NewValidator(schema)
 	if err != nil {
 		return nil, err
