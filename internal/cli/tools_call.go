@@ -117,7 +117,8 @@ func readArgs(s string, stdin io.Reader) (json.RawMessage, error) {
 }
 
 // callTool runs one tool outside any agent loop, as the app's user on the
-// given thread. A panic in the handler becomes an error result.
+// given thread, through tool.Invoke: a panic or a handler's Go error is an
+// error result, as the model would see it; only cancellation is an error.
 func (a *app) callTool(ctx context.Context, t *tool.Tool, threadID, agentName string, args json.RawMessage) (res *tool.Result, err error) {
 	state, err := a.threadState(ctx, threadID)
 	if err != nil {
@@ -133,17 +134,9 @@ func (a *app) callTool(ctx context.Context, t *tool.Tool, threadID, agentName st
 		Context:   map[string]any{"thread_id": threadID, "user_id": a.g.user},
 		Logger:    a.logger,
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			res, err = tool.PanicResult(t.Name, p), nil
-		}
-	}()
-	res, err = t.Handler(ctx, call, args)
+	res, err = tool.Invoke(ctx, t.Handler, call, args)
 	if err != nil {
 		return nil, err
-	}
-	if res == nil {
-		res = tool.Text("")
 	}
 	return res, a.saveUpdate(ctx, threadID, state, res.Update)
 }
