@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/antlerhq/antler/config"
+	"github.com/antlerhq/antler/customagent"
 	"github.com/antlerhq/antler/deferred"
 	"github.com/antlerhq/antler/model"
 	"github.com/antlerhq/antler/store"
@@ -32,8 +32,6 @@ const NoModelsMessage = "No chat models are configured. Please configure at leas
 // webhookChannels are channels whose messages come from untrusted
 // commenters: update_agent is withheld there.
 var webhookChannels = map[string]bool{"github": true}
-
-var agentNameRE = regexp.MustCompile(`^[A-Za-z0-9-]+$`)
 
 // AgentSpec is what the factory needs of a custom agent.
 type AgentSpec struct {
@@ -213,7 +211,7 @@ func (l *Lead) Input(messages ...model.Message) Input {
 func ResolveModel(cfg *config.Config, requested string, logger *slog.Logger) (*config.Model, error) {
 	def, ok := cfg.DefaultModel()
 	if !ok {
-		return nil, errors.New(NoModelsMessage)
+		return nil, errors.New(NoModelsMessage) //lint:ignore ST1005 DeerFlow's message, shown to the user verbatim
 	}
 	if requested != "" {
 		if m, ok := cfg.Model(requested); ok {
@@ -276,8 +274,10 @@ func (f *Factory) Build(ctx context.Context, req Request) (*Lead, error) {
 // loadSpec checks the agent name and loads the custom agent (nil for the
 // default agent and the agent builder).
 func (f *Factory) loadSpec(ctx context.Context, req Request) (*AgentSpec, error) {
-	if req.AgentName != "" && !agentNameRE.MatchString(req.AgentName) {
-		return nil, fmt.Errorf("Invalid agent name '%s'. Must match pattern: ^[A-Za-z0-9-]+$", req.AgentName)
+	if req.AgentName != "" {
+		if err := customagent.ValidateName(req.AgentName); err != nil {
+			return nil, err
+		}
 	}
 	if req.AgentName == "" || req.IsBootstrap {
 		return nil, nil

@@ -10,7 +10,8 @@ import (
 // ErrFailClosed is returned by [Setup] when tool_search is enabled and MCP
 // tools exist but none of them could be deferred: binding their full
 // schemas instead would silently defeat deferral (DeerFlow's wording).
-var ErrFailClosed = errors.New("tool_search enabled and MCP candidates exist, but no deferred set was recovered - refusing to bind MCP schemas (fail-closed).")
+var ErrFailClosed = errors.New( //lint:ignore ST1005 DeerFlow's wording
+	"tool_search enabled and MCP candidates exist, but no deferred set was recovered - refusing to bind MCP schemas (fail-closed).")
 
 // Deferred is the deferred-tool support of one agent build.
 type Deferred struct {

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/antlerhq/antler/agent"
+	"github.com/antlerhq/antler/customagent"
 	"github.com/antlerhq/antler/model"
 	"github.com/antlerhq/antler/store"
 	"github.com/antlerhq/antler/tool"
@@ -171,7 +172,7 @@ func (s *Server) startRun(ctx context.Context, u *principal, th *store.Thread, r
 	rid := uuid.NewString()
 	release, err := s.locks.Acquire(ctx, th.ID, rid)
 	if errors.Is(err, ErrThreadBusy) {
-		return nil, http.StatusConflict, fmt.Errorf("Thread %s already has an active run; wait for it or cancel it", th.ID)
+		return nil, http.StatusConflict, fmt.Errorf("Thread %s already has an active run; wait for it or cancel it", th.ID) //lint:ignore ST1005 the HTTP detail the frontend shows
 	}
 	if err != nil {
 		return nil, http.StatusServiceUnavailable, fmt.Errorf("cannot lock thread %s: %v", th.ID, err)
@@ -194,7 +195,7 @@ func (s *Server) startRun(ctx context.Context, u *principal, th *store.Thread, r
 		switch {
 		case errors.Is(err, agent.ErrAgentNotFound):
 			return nil, http.StatusNotFound, err
-		case strings.HasPrefix(err.Error(), "Invalid agent name"):
+		case errors.As(err, new(*customagent.NameError)):
 			return nil, http.StatusUnprocessableEntity, err
 		}
 		s.logger.Error("cannot build the lead agent", "thread_id", th.ID, "err", err)

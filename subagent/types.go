@@ -125,7 +125,7 @@ func ResolveType(cfg *config.Config, name string) (Type, error) {
 			if avail == "" {
 				avail = "none"
 			}
-			return Type{}, fmt.Errorf("Unknown subagent type '%s'. Available: %s", name, avail)
+			return Type{}, fmt.Errorf("Unknown subagent type '%s'. Available: %s", name, avail) //lint:ignore ST1005 DeerFlow's message, shown to the model verbatim
 		}
 		t = Type{
 			Name: name, Description: c.Description, SystemPrompt: c.SystemPrompt,

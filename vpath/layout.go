@@ -163,7 +163,7 @@ func checkContainerPath(where, p string) error {
 	}
 	for _, seg := range strings.Split(p, "/") {
 		if seg == ".." {
-			return fmt.Errorf("vpath: %s: %q must not contain ..", where, p)
+			return fmt.Errorf("vpath: %s: %q must not contain a \"..\" segment", where, p)
 		}
 	}
 	if strings.ContainsAny(p, "\\\x00") {
