@@ -7,8 +7,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/antlerhq/antler/mcptools"
 	"github.com/antlerhq/antler/tool"
@@ -107,5 +110,70 @@ func waitForRecord(t *testing.T, path string) cancelRecord {
 func TestCallBound_defaultIsTenMinutes(t *testing.T) {
 	if mcptools.DefaultToolCallTimeout != 10*time.Minute {
 		t.Errorf("DefaultToolCallTimeout = %s", mcptools.DefaultToolCallTimeout)
+	}
+}
+
+// ToolsOf discovers only the servers it is given: a server hung at
+// initialize with a 10-minute bound is neither waited for nor started.
+func TestToolsOf_discoversOnlyTheNamedServers(t *testing.T) {
+	ext := parseExt(t, `{
+		"hung": `+fakeServerJSON(t, "hang", `"session_init_timeout": 600`)+`,
+		"good": `+fakeServerJSON(t, "serve", "")+`}`)
+	m := newManager(t, mcptools.Options{Extensions: mcptools.Static(ext)})
+	ctx, cancel := context.WithTimeout(t.Context(), hangGuard)
+	defer cancel()
+	tools, err := m.ToolsOf(ctx, []string{"good", "unknown"})
+	if ctx.Err() != nil {
+		t.Fatal("ToolsOf waited for the hung server")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"good_crash", "good_echo", "good_env", "good_pid", "good_sleep"}, names(tools)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if st := statusByName(m)["hung"]; st.State != mcptools.StatePending || st.Sessions != 0 {
+		t.Errorf("hung: %+v, want pending with no session", st)
+	}
+}
+
+// ServersFor names every enabled server whose tools could carry a name,
+// from the configuration alone.
+func TestServersFor_namesTheServersThatCouldExposeATool(t *testing.T) {
+	long := strings.Repeat("s", 70)
+	ext := parseExt(t, `{
+		"github": `+memServerJSON("")+`,
+		"my server": `+memServerJSON("")+`,
+		"raw": `+memServerJSON(`"tool_name_prefix": false`)+`,
+		"off": `+memServerJSON(`"enabled": false, "tool_name_prefix": false`)+`,
+		"`+long+`": `+memServerJSON("")+`}`)
+	m := newManager(t, mcptools.Options{Extensions: mcptools.Static(ext)})
+	tests := []struct {
+		name string
+		want []string
+	}{
+		{"github_create_issue", []string{"github", "raw"}},
+		{"my_server_list", []string{"my server", "raw"}},
+		{"ls", []string{"raw"}},
+		{"gitlab_create_issue", []string{"raw"}},
+	}
+	for _, tt := range tests {
+		got, err := m.ServersFor(tt.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("ServersFor(%q) (-want +got):\n%s", tt.name, diff)
+		}
+	}
+	// Whatever a tool is called, its exposed name leads back to its server.
+	for _, server := range []string{"github", "my server", long} {
+		for _, raw := range []string{"x", "with space", "ünïcode", strings.Repeat("t", 80), ""} {
+			name, _ := mcptools.ToolName(server, raw, true)
+			got, _ := m.ServersFor(name)
+			if !contains(got, server) {
+				t.Errorf("ServersFor(%q) = %v, want it to include %q", name, got, server)
+			}
+		}
 	}
 }

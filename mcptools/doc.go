@@ -6,7 +6,10 @@
 // tools of every enabled server concurrently, each bounded by its
 // session_init_timeout, and serves them to toolset.Assemble as a
 // toolset.MCPSource ([Manager.Tools]). A server that fails, hangs or crashes
-// is skipped with one warning and costs only its own tools.
+// is skipped with one warning and costs only its own tools (and, once, its
+// bound). [Manager.ToolsOf] discovers only the servers a caller needs, such
+// as the one server of a tool about to be called ([Manager.ServersFor]):
+// the others are neither started nor waited for.
 //
 // Tools are named "<server>_<tool>" (or the raw name with
 // tool_name_prefix: false); names outside ^[A-Za-z0-9_-]{1,64}$ are

@@ -197,7 +197,57 @@ func (m *Manager) unlock() { <-m.sem }
 // servers whose configuration changed, and re-list only servers that sent
 // tools/list_changed. When nothing changed, the returned slice is the same
 // as last time; callers must not modify it.
-func (m *Manager) Tools(ctx context.Context) ([]*tool.Tool, error) {
+func (m *Manager) Tools(ctx context.Context) ([]*tool.Tool, error) { return m.discoverTools(ctx, nil) }
+
+// ToolsOf is Tools limited to the named servers: only they are discovered
+// (the other servers are neither started nor waited for, and a hung one
+// costs nothing) and only their tools are returned, in the order of Tools.
+// Names of servers that are not configured are ignored. It returns a new
+// slice on every call. Use it when the servers needed are known, such as
+// for one tool call (see [Manager.ServersFor]).
+func (m *Manager) ToolsOf(ctx context.Context, servers []string) ([]*tool.Tool, error) {
+	want := make(map[string]bool, len(servers))
+	for _, name := range servers {
+		want[name] = true
+	}
+	all, err := m.discoverTools(ctx, want)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*tool.Tool, 0, len(all))
+	for _, t := range all {
+		if want[t.Meta[MetaServer]] {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// ServersFor returns, sorted, the enabled servers that could expose a tool
+// named name, judged from their configuration alone (nothing is started):
+// every server with tool_name_prefix false, and those whose "<server>_"
+// prefix, sanitised as tool names are (see [ToolName]), begins name. The
+// error is that of an unreadable extensions configuration.
+func (m *Manager) ServersFor(name string) ([]string, error) {
+	if m.opts.Extensions == nil {
+		return nil, nil
+	}
+	ext, _, err := m.opts.Extensions.Get()
+	if ext == nil {
+		return nil, err
+	}
+	var out []string
+	for _, s := range ext.EnabledServers() {
+		if s.Err == nil && couldName(s, name) {
+			out = append(out, s.Name)
+		}
+	}
+	return out, nil
+}
+
+// discoverTools discovers the servers of want (all when nil) that need it
+// and returns the tools of every listed server.
+func (m *Manager) discoverTools(ctx context.Context, want map[string]bool) ([]*tool.Tool, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(m.life, cancel)()
@@ -219,7 +269,7 @@ func (m *Manager) Tools(ctx context.Context) ([]*tool.Tool, error) {
 	m.mu.Lock()
 	var work []*server
 	for _, name := range slices.Sorted(maps.Keys(m.servers)) {
-		if s := m.servers[name]; s.needsListingLocked() {
+		if s := m.servers[name]; s.needsListingLocked() && (want == nil || want[name]) {
 			work = append(work, s)
 		}
 	}

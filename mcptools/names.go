@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"regexp"
 	"strings"
+
+	"github.com/antlerhq/antler/config"
 )
 
 // maxNameLen is the longest tool name model APIs accept.
@@ -81,4 +83,22 @@ func withSuffix(name, key string, n int) string {
 		name = name[:maxNameLen-len(suffix)]
 	}
 	return name + suffix
+}
+
+// stemCut is how much of a server's name prefix survives in every tool
+// name of the server: a sanitised name is cut to 55 characters, and a
+// collision suffix of up to 16 hex digits (see buildLocked) cuts it to 47.
+const stemCut = maxNameLen - 17
+
+// couldName reports whether server s could expose a tool under name: with
+// tool_name_prefix false any name is possible; otherwise the name begins
+// with the server's prefix "<server>_" as sanitisation leaves it (it
+// rewrites names from left to right, so the prefix of a name depends on
+// the server's name alone), cut to stemCut.
+func couldName(s config.MCPServer, name string) bool {
+	if !s.ToolNamePrefix {
+		return true
+	}
+	stem, _ := ToolName(s.Name, "", true)
+	return strings.HasPrefix(name, stem[:min(len(stem), stemCut)])
 }
