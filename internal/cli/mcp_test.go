@@ -41,12 +41,18 @@ type repoIn struct {
 	Repo string `json:"repo" jsonschema:"owner/name of the repository"`
 }
 
+// serveFakeMCP serves the tools get_weather and list_issues on stdio;
+// with ANTLER_CLI_TEST_MCP_HANG=1 it never answers anything (a server hung
+// at initialize). ANTLER_CLI_TEST_MCP_STARTS (a path) records each start.
 func serveFakeMCP() {
 	if log := os.Getenv("ANTLER_CLI_TEST_MCP_STARTS"); log != "" {
 		if f, err := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
 			f.WriteString("start\n")
 			f.Close()
 		}
+	}
+	if os.Getenv("ANTLER_CLI_TEST_MCP_HANG") == "1" {
+		select {} // killed with its process group
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "get_weather", Description: "Get the current weather forecast for a city."},

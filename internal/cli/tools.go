@@ -67,12 +67,13 @@ func (f *assemblyFlags) options() toolset.Options {
 	}
 }
 
-// assemble builds the tool list a run with these flags would bind.
-func (a *app) assemble(ctx context.Context, f *assemblyFlags) (*toolset.Toolset, error) {
+// assemble builds, with asm, the tool list a run with these flags would
+// bind.
+func (a *app) assemble(ctx context.Context, asm *toolset.Assembler, f *assemblyFlags) (*toolset.Toolset, error) {
 	if f.model != "" {
 		if _, ok := a.cfg.Model(f.model); !ok {
 			a.logger.Warn("unknown model; using the first configured model", "model", f.model)
 		}
 	}
-	return a.assembler.Assemble(ctx, f.options())
+	return asm.Assemble(ctx, f.options())
 }

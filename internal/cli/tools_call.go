@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/antlerhq/antler/deferred"
 	"github.com/antlerhq/antler/store"
 	"github.com/antlerhq/antler/thread"
 	"github.com/antlerhq/antler/tool"
@@ -58,7 +59,7 @@ With --json, print {"content": [...blocks], "is_error", "artifact",
 				return err
 			}
 			defer a.Close()
-			ts, err := a.toolsFor(c.Context(), &af, threadID)
+			ts, err := a.toolsForCall(c.Context(), &af, threadID, pos[0])
 			if err != nil {
 				return err
 			}
@@ -99,6 +100,57 @@ With --json, print {"content": [...blocks], "is_error", "artifact",
 	c.Flags().StringVar(&threadID, "thread", "default", "thread id whose sandbox and state the call uses")
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
 	return c
+}
+
+// toolsForCall returns the tools a run with these flags binds, as
+// toolsFor does, but waits only for the MCP servers a call of name needs:
+//   - none when name is a config tool or one of the assembler's built-ins,
+//     which come before every MCP tool in the bound order (first wins), so
+//     that no server is started at all;
+//   - every server for tool_search, which searches them all;
+//   - otherwise the servers that could expose a tool of that name
+//     (Manager.ServersFor), usually one: a hung server elsewhere costs
+//     nothing.
+//
+// The other tools of the list are those of toolsFor, less the MCP tools of
+// servers that were not needed.
+func (a *app) toolsForCall(ctx context.Context, f *assemblyFlags, threadID, name string) (*toolset.Toolset, error) {
+	if f.noMCP {
+		return a.toolsFor(ctx, f, threadID)
+	}
+	without := *f
+	without.noMCP = true
+	ts, err := a.toolsFor(ctx, &without, threadID)
+	if err != nil {
+		return nil, err
+	}
+	if e, ok := ts.Lookup(name); ok && a.precedesMCP(e) {
+		return ts, nil
+	}
+	if name == deferred.ToolSearchName {
+		return a.toolsFor(ctx, f, threadID)
+	}
+	servers, err := a.mcp.ServersFor(name)
+	if err != nil {
+		return nil, err
+	}
+	return a.toolsWith(ctx, a.newAssembler(mcpSubset{m: a.mcp, p: a.mcpProgress, servers: servers}), f, threadID)
+}
+
+// precedesMCP reports whether an entry of a list assembled without MCP
+// keeps its place when MCP tools are added: config tools and the
+// assembler's built-ins do; the factory's extra built-ins (setup_agent,
+// update_agent), tool_search and the ACP tool come after the MCP tools and
+// lose to one of the same name.
+func (a *app) precedesMCP(e toolset.Entry) bool {
+	switch e.Source {
+	case toolset.SourceConfig:
+		return true
+	case toolset.SourceBuiltin:
+		_, extra := a.extraTools()[e.Tool.Name]
+		return !extra && e.Tool.Name != deferred.ToolSearchName
+	}
+	return false
 }
 
 func readArgs(s string, stdin io.Reader) (json.RawMessage, error) {

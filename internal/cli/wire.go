@@ -102,14 +102,7 @@ func (a *app) wire(ctx context.Context) error {
 		})
 	}
 	a.policy = skills.NewPolicy(skills.PolicyOptions{Store: a.skills, Logger: a.logger})
-	a.assembler = &toolset.Assembler{
-		Registry: a.g.opts.Registry,
-		Env:      a.env,
-		Builtins: a.builtins,
-		MCP:      mcpSourceWithProgress{a.mcp, a.mcpProgress},
-		ACP:      a.acp.Tool,
-		Logger:   a.logger,
-	}
+	a.assembler = a.newAssembler(mcpSourceWithProgress{a.mcp, a.mcpProgress})
 	// The task tool's executor assembles subagents' tools with the same
 	// assembler (never with task: no recursion), so it is added to the
 	// built-ins after both exist and before the first assembly.
@@ -128,6 +121,20 @@ func (a *app) wire(ctx context.Context) error {
 	a.onClose(func() error { a.subagents.Close(); return nil })
 	a.builtins[toolset.Task] = builtin.NewTask(a.subagents)
 	return nil
+}
+
+// newAssembler returns an assembler of the app's tools with the MCP
+// source mcp (nil: none). The app's own is a.assembler; others serve
+// commands that need only some MCP servers (tools call).
+func (a *app) newAssembler(mcp toolset.MCPSource) *toolset.Assembler {
+	return &toolset.Assembler{
+		Registry: a.g.opts.Registry,
+		Env:      a.env,
+		Builtins: a.builtins,
+		MCP:      mcp,
+		ACP:      a.acp.Tool,
+		Logger:   a.logger,
+	}
 }
 
 // extraTools are the built-ins the lead-agent factory adds by rule.
@@ -192,4 +199,20 @@ type mcpSourceWithProgress struct {
 func (s mcpSourceWithProgress) Tools(ctx context.Context) ([]*tool.Tool, error) {
 	defer s.p.done()
 	return s.m.Tools(ctx)
+}
+
+// mcpSubset is the MCP source of some servers only (Manager.ToolsOf): the
+// others are neither started nor waited for.
+type mcpSubset struct {
+	m       *mcptools.Manager
+	p       *mcpProgress
+	servers []string
+}
+
+func (s mcpSubset) Tools(ctx context.Context) ([]*tool.Tool, error) {
+	if len(s.servers) == 0 {
+		return nil, nil
+	}
+	defer s.p.done()
+	return s.m.ToolsOf(ctx, s.servers)
 }

@@ -125,10 +125,17 @@ func onlyWhenBound(name string, mw tool.ModelMiddleware) tool.ModelMiddleware {
 // marks and tool_search included). Without any model configured it falls
 // back to the plain assembly.
 func (a *app) toolsFor(ctx context.Context, f *assemblyFlags, threadID string) (*toolset.Toolset, error) {
+	return a.toolsWith(ctx, a.assembler, f, threadID)
+}
+
+// toolsWith is toolsFor with the assembler asm.
+func (a *app) toolsWith(ctx context.Context, asm *toolset.Assembler, f *assemblyFlags, threadID string) (*toolset.Toolset, error) {
 	if len(a.cfg.Models) == 0 {
-		return a.assemble(ctx, f)
+		return a.assemble(ctx, asm, f)
 	}
-	fac, err := a.newFactory(nil)
+	opts := a.factoryOptions(nil)
+	opts.Assembler = asm
+	fac, err := agent.NewFactory(opts)
 	if err != nil {
 		return nil, err
 	}
