@@ -59,10 +59,20 @@ func presentFiles(layout *vpath.Layout, call *tool.Call, paths []string) *tool.R
 	if err != nil {
 		return pathErrorResult(err)
 	}
-	outputs := realPath(tp.Outputs)
+	base, outputs, res := threadOutputs(tp)
+	if res != nil {
+		return res
+	}
+	// A thread without a folder yet has no files: root stays nil.
+	root, err := os.OpenRoot(base)
+	if err == nil {
+		defer root.Close()
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return tool.Errorf("Cannot access %s: %s", vpath.Outputs, errorKind(err))
+	}
 	artifacts := make([]string, 0, len(paths))
 	for _, p := range paths {
-		a, res := presentedPath(layout, user, threadID, outputs, p)
+		a, res := presentedPath(layout, user, threadID, root, base, outputs, p)
 		if res != nil {
 			return res
 		}
@@ -73,9 +83,27 @@ func presentFiles(layout *vpath.Layout, call *tool.Call, paths []string) *tool.R
 	return r
 }
 
+// threadOutputs returns the thread's folder and its outputs folder with
+// symlinks resolved, or the error result when the outputs folder (or
+// user-data) is a symlink that leads out of the thread's folder: files
+// there are not the thread's, and the artifacts route would refuse them.
+func threadOutputs(tp vpath.ThreadPaths) (base, outputs string, res *tool.Result) {
+	base = realPath(tp.Base)
+	rel, err := filepath.Rel(tp.Base, tp.Outputs)
+	if err != nil {
+		return "", "", tool.Errorf("Cannot access %s: %s", vpath.Outputs, errorKind(err))
+	}
+	outputs = realPath(tp.Outputs)
+	if outputs != filepath.Join(base, rel) {
+		return "", "", tool.Errorf("Cannot present files: %s is a symbolic link out of the thread's folder", vpath.Outputs)
+	}
+	return base, outputs, nil
+}
+
 // presentedPath returns the artifact path of p, or the error result that
-// rejects the call.
-func presentedPath(layout *vpath.Layout, user, threadID, outputs, p string) (string, *tool.Result) {
+// rejects the call. The file is looked at through root, the thread's
+// folder (base, resolved), so no symlink swapped in leads out of it.
+func presentedPath(layout *vpath.Layout, user, threadID string, root *os.Root, base, outputs, p string) (string, *tool.Result) {
 	var host string
 	if stripped := strings.TrimLeft(p, "/"); stripped == strings.TrimPrefix(vpath.UserData, "/") ||
 		strings.HasPrefix(stripped, strings.TrimPrefix(vpath.UserData, "/")+"/") {
@@ -100,13 +128,27 @@ func presentedPath(layout *vpath.Layout, user, threadID, outputs, p string) (str
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
 		return "", outsideOutputs(p)
 	}
-	if _, err := os.Stat(real); err != nil {
+	inBase, err := filepath.Rel(base, real)
+	if err != nil || !filepath.IsLocal(inBase) {
+		return "", outsideOutputs(p)
+	}
+	if root == nil {
+		return "", notFound(p)
+	}
+	if _, err := root.Stat(inBase); err != nil {
+		if strings.Contains(err.Error(), "path escapes from parent") {
+			return "", tool.Errorf("%s", vpath.TraversalMessage)
+		}
 		if errors.Is(err, fs.ErrNotExist) {
-			return "", tool.Errorf("File not found: %s. Write it to %s first, then present it.", p, vpath.Outputs)
+			return "", notFound(p)
 		}
 		return "", tool.Errorf("Cannot access %s: %s", p, errorKind(err))
 	}
 	return vpath.Outputs + "/" + filepath.ToSlash(rel), nil
+}
+
+func notFound(p string) *tool.Result {
+	return tool.Errorf("File not found: %s. Write it to %s first, then present it.", p, vpath.Outputs)
 }
 
 func outsideOutputs(p string) *tool.Result {

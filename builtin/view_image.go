@@ -50,8 +50,9 @@ type viewImageArgs struct {
 // exists and is a file; the extension is .jpg, .jpeg, .png, .webp or .gif;
 // the size is at most MaxImageBytes; the bytes read match the size; the
 // magic bytes name a supported format that agrees with the extension.
-// The file is opened through os.Root at the thread's user-data folder, so
-// a symlink swapped in after the check cannot lead outside it.
+// The file is opened through os.Root at the thread's folder, so a symlink
+// swapped in after the check, even for the user-data folder itself, cannot
+// lead outside it.
 //
 // On success the result's update records only metadata in viewed_images
 // ({mime_type, size, actual_path}); the bytes reach the model through
@@ -78,7 +79,8 @@ func viewImage(layout *vpath.Layout, call *tool.Call, imagePath string) *tool.Re
 	if err != nil {
 		return pathErrorResult(err)
 	}
-	img, res := readImage(t, imagePath, func(err error) string { return layout.Mask(user, threadID, err.Error()) })
+	img, res := readImage(t, rootFor(layout, user, threadID, t), imagePath,
+		func(err error) string { return layout.Mask(user, threadID, err.Error()) })
 	if res != nil {
 		return res
 	}
@@ -104,11 +106,11 @@ type imageFile struct {
 	data []byte
 }
 
-// readImage runs checks 3 to 7 of view_image on a resolved target and
-// returns the image, or the error result. mask turns an OS error into
-// text without host paths.
-func readImage(t vpath.Target, shown string, mask func(error) string) (*imageFile, *tool.Result) {
-	root, err := os.OpenRoot(t.Root.Jail)
+// readImage runs checks 3 to 7 of view_image on a resolved target, opened
+// through os.Root at at, and returns the image, or the error result. mask
+// turns an OS error into text without host paths.
+func readImage(t vpath.Target, at openAt, shown string, mask func(error) string) (*imageFile, *tool.Result) {
+	root, err := os.OpenRoot(at.dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, tool.Errorf("Image file not found: %s", shown)
@@ -116,7 +118,7 @@ func readImage(t vpath.Target, shown string, mask func(error) string) (*imageFil
 		return nil, osErrorResult("Error reading image metadata", err, mask)
 	}
 	defer root.Close()
-	fi, err := root.Stat(t.Rel)
+	fi, err := root.Stat(at.rel)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, tool.Errorf("Image file not found: %s", shown)
@@ -147,7 +149,7 @@ func readImage(t vpath.Target, shown string, mask func(error) string) (*imageFil
 	if size > MaxImageBytes {
 		return nil, tool.Errorf("Image file is too large: %d bytes. Maximum supported size is %d bytes", size, MaxImageBytes)
 	}
-	f, err := root.Open(t.Rel)
+	f, err := root.Open(at.rel)
 	if err != nil {
 		return nil, osErrorResult("Error reading image file", err, mask)
 	}

@@ -192,7 +192,7 @@ func rereadImage(layout *vpath.Layout, user, threadID, virtual string, info thre
 	if err != nil {
 		return nil, false
 	}
-	img, res := readImage(t, virtual, func(err error) string { return "" })
+	img, res := readImage(t, rootFor(layout, user, threadID, t), virtual, func(err error) string { return "" })
 	if res != nil || img.size != info.Size || img.mime != info.MIMEType {
 		return nil, false
 	}
