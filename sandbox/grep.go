@@ -1,15 +1,9 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
-	"fmt"
-	"io"
-	"os"
 	"regexp"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/antlerhq/antler/tool"
 	"github.com/antlerhq/antler/vpath"
@@ -42,13 +36,11 @@ type grepArgs struct {
 	MaxResults    *int    `json:"max_results,omitempty"`
 }
 
-// The grep limits.
+// The grep limits (the bounds of the scan are in grepscan.go).
 const (
 	DefaultGrepMaxResults = 100
 	MaxGrepMaxResults     = 500
-	grepMaxFileBytes      = 1_000_000
-	grepLineChars         = 200
-	grepMaxLineChars      = grepLineChars * 10 // longer lines (minified files) are skipped
+	grepLineChars         = 200 // a matching line is shown cut to this many characters
 )
 
 // Grep returns the grep tool. configuredMax is the max_results option of
@@ -98,28 +90,11 @@ func (t *Tools) grep(ctx context.Context, call *tool.Call, in grepArgs, configur
 	if err != nil {
 		return searchError(sb, in.Path, err, "Unexpected error searching file contents"), nil
 	}
-	var matches []grepMatch
-	truncated := false
-	// search reports whether the limit was passed.
-	search := func(full, virtual string) bool {
-		data, ok := readSearchable(r, full)
-		if !ok {
-			return false
-		}
-		for n, line := range lines(data) {
-			if utf8.RuneCount(line) > grepMaxLineChars || !re.Match(line) {
-				continue
-			}
-			if len(matches) == limit {
-				truncated = true
-				return true
-			}
-			matches = append(matches, grepMatch{virtual: virtual, line: n, text: summarizeLine(line)})
-		}
-		return false
-	}
+	g := newGrepSearch(re, limit)
 	if !fi.IsDir() {
-		search(target.Rel, target.Virtual)
+		if _, err := g.file(ctx, r, target.Rel, target.Virtual, true); err != nil {
+			return nil, err
+		}
 	} else {
 		err = walkTree(r, target, func(e walkEntry) error {
 			if err := ctx.Err(); err != nil {
@@ -134,7 +109,11 @@ func (t *Tools) grep(ctx context.Context, call *tool.Call, in grepArgs, configur
 			if t.hiddenBySkill(sb, e.virtual) {
 				return nil
 			}
-			if search(e.full, e.virtual) {
+			stop, err := g.file(ctx, r, e.full, e.virtual, false)
+			if err != nil {
+				return err
+			}
+			if stop {
 				return errStop
 			}
 			return nil
@@ -146,70 +125,5 @@ func (t *Tools) grep(ctx context.Context, call *tool.Call, in grepArgs, configur
 			return searchError(sb, in.Path, err, "Unexpected error searching file contents"), nil
 		}
 	}
-	if len(matches) == 0 {
-		return tool.Text("No matches found under " + in.Path), nil
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "Found %d matches under %s", len(matches), in.Path)
-	if truncated {
-		fmt.Fprintf(&b, " (showing first %d)", len(matches))
-	}
-	for _, m := range matches {
-		fmt.Fprintf(&b, "\n%s:%d: %s", m.virtual, m.line, m.text)
-	}
-	if truncated {
-		b.WriteString("\nResults truncated. Narrow the path or add a glob filter.")
-	}
-	return tool.Text(sb.Mask(b.String())), nil
-}
-
-// readSearchable reads a regular file of at most 1 MB that is not binary
-// (no NUL in its first 8 KiB).
-func readSearchable(r *os.Root, name string) ([]byte, bool) {
-	f, err := r.Open(name)
-	if err != nil {
-		return nil, false
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() || st.Size() > grepMaxFileBytes {
-		return nil, false
-	}
-	data, err := io.ReadAll(io.LimitReader(f, grepMaxFileBytes+1))
-	if err != nil || len(data) > grepMaxFileBytes {
-		return nil, false
-	}
-	if bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 {
-		return nil, false
-	}
-	return data, true
-}
-
-// lines yields the 1-based lines of data without their line endings.
-func lines(data []byte) func(func(int, []byte) bool) {
-	return func(yield func(int, []byte) bool) {
-		n := 0
-		for len(data) > 0 {
-			n++
-			line := data
-			if i := bytes.IndexByte(data, '\n'); i >= 0 {
-				line, data = data[:i], data[i+1:]
-			} else {
-				data = nil
-			}
-			if !yield(n, bytes.TrimSuffix(line, []byte("\r"))) {
-				return
-			}
-		}
-	}
-}
-
-// summarizeLine returns a line as shown in results: invalid UTF-8
-// replaced, cut to 200 characters with "...".
-func summarizeLine(line []byte) string {
-	s := strings.ToValidUTF8(string(line), "\uFFFD")
-	if utf8.RuneCountInString(s) <= grepLineChars {
-		return s
-	}
-	return string([]rune(s)[:grepLineChars-3]) + "..."
+	return tool.Text(sb.Mask(g.report(in.Path))), nil
 }
