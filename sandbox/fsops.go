@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -146,31 +144,7 @@ func writeTarget(t vpath.Target, data []byte, appendMode bool) error {
 		_, werr := f.Write(data)
 		return errors.Join(werr, f.Close())
 	}
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	tmp := path.Join(path.Dir(t.Rel), "."+path.Base(t.Rel)+".antler-tmp-"+hex.EncodeToString(rnd[:]))
-	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(data)
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if err := errors.Join(werr, f.Close()); err != nil {
-		_ = r.Remove(tmp)
-		return err
-	}
-	if err := r.Rename(tmp, t.Rel); err != nil {
-		_ = r.Remove(tmp)
-		return err
-	}
-	// Sync the folder so the rename itself survives a crash.
-	if d, err := r.Open(path.Dir(t.Rel)); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
-	return nil
+	return writeAtomic(r, t.Rel, data, perm, r.Rename)
 }
 
 // unexpected formats an error the tool does not word itself, with the

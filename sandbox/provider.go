@@ -3,9 +3,11 @@ package sandbox
 import (
 	"container/list"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/thread"
@@ -106,6 +108,7 @@ func (p *LocalProvider) Acquire(ctx context.Context, user, threadID string) (*Sa
 	if err != nil {
 		return nil, err
 	}
+	p.sweep(id, paths.UserData)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if el, ok := p.byKey[id]; ok { // another caller won the race
@@ -122,6 +125,22 @@ func (p *LocalProvider) Acquire(ctx context.Context, user, threadID string) (*Sa
 		p.logger.Debug("sandbox evicted", "sandbox_id", old.Value.(*Sandbox).id)
 	}
 	return sb, nil
+}
+
+// sweep removes the temporary files that atomic writes left in the
+// thread's user-data folder (see sweepTempFiles) when its sandbox is
+// opened, that is on its first Acquire by this process and after an
+// eviction. Failures are logged; they never fail the Acquire.
+func (p *LocalProvider) sweep(id, userData string) {
+	n, err := sweepTempFiles(userData, time.Now())
+	switch {
+	case errors.Is(err, errSweepBound):
+		p.logger.Info("sandbox: temporary file sweep stopped at its entry bound", "sandbox_id", id, "max_entries", maxSweepEntries, "removed", n)
+	case err != nil:
+		p.logger.Warn("sandbox: temporary file sweep failed", "sandbox_id", id, "error", err, "removed", n)
+	case n > 0:
+		p.logger.Info("sandbox: removed temporary files left by interrupted writes", "sandbox_id", id, "removed", n)
+	}
 }
 
 // Len returns the number of cached sandboxes.
