@@ -35,7 +35,6 @@ type Catalog struct {
 // build one catalogue per tool list and share it between runs.
 func NewCatalog(tools []*tool.Tool) *Catalog {
 	c := &Catalog{byName: make(map[string]int, len(tools))}
-	docs := make([]search.Document, 0, len(tools))
 	for _, t := range tools {
 		if t == nil || t.Name == "" {
 			continue
@@ -45,11 +44,10 @@ func NewCatalog(tools []*tool.Tool) *Catalog {
 		}
 		c.byName[t.Name] = len(c.tools)
 		c.tools = append(c.tools, t)
-		docs = append(docs, search.Document{Name: t.Name, Server: t.Meta["mcp_server"], Description: t.Description, Schema: t.InputSchema})
 	}
 	// The hash reads every schema byte and is independent of the index:
 	// it runs beside the build, on another core when there is one.
-	c.ix = search.Build(docs, func() { c.hash = catalogHash(c.tools) })
+	c.ix = search.Build(c.tools, func() { c.hash = catalogHash(c.tools) })
 	return c
 }
 

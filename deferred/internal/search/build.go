@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/antlerhq/antler/tool"
 )
 
 // runDocsOf returns the documents holding the lowercased letter/digit run
@@ -370,10 +372,10 @@ func (a *analyzer) runDocs() [][]int32 {
 func isUpperASCII(c byte) bool { return 'A' <= c && c <= 'Z' }
 func isLowerASCII(c byte) bool { return 'a' <= c && c <= 'z' }
 
-// buildIndexSplit is [Build] with the analyser taking docs[:m] and the
-// second goroutine reading docs[m:] (see rawPart).
-func buildIndexSplit(docs []Document, m int, beside func()) *Index {
-	n := len(docs)
+// buildIndexSplit is [Build] with the analyser taking tools[:m] and the
+// second goroutine reading tools[m:] (see rawPart).
+func buildIndexSplit(tools []*tool.Tool, m int, beside func()) *Index {
+	n := len(tools)
 	ix := &Index{
 		n:          n,
 		terms:      make(map[string]int32, 4096),
@@ -389,7 +391,7 @@ func buildIndexSplit(docs []Document, m int, beside func()) *Index {
 	a.raw.init(1 << 14)
 	servers := make(map[string]int32)
 
-	// The analyser takes docs[:m]; the second goroutine reads docs[m:]
+	// The analyser takes tools[:m]; the second goroutine reads tools[m:]
 	// into part, then runs beside while the analyser replays the part and
 	// lays out the postings.
 	part := &rawPart{}
@@ -397,7 +399,7 @@ func buildIndexSplit(docs []Document, m int, beside func()) *Index {
 	go func() {
 		defer close(besideDone)
 		if m < n {
-			part.read(docs[m:])
+			part.read(tools[m:])
 		}
 		close(done)
 		if beside != nil {
@@ -417,9 +419,8 @@ func buildIndexSplit(docs []Document, m int, beside func()) *Index {
 	// catalogue (9 % of the prose bytes not ASCII) one per eight bytes
 	// fell 30 % short, and growing flat copies it.
 	size := 0
-	for i := range docs {
-		t := &docs[i]
-		size += (len(t.Name)+len(t.Description))/5 + len(t.Schema)/32
+	for _, t := range tools {
+		size += (len(t.Name)+len(t.Description))/5 + len(t.InputSchema)/32
 	}
 	flat := make([]int32, 0, size+4*n)
 	off := make([]int32, 1, n*numFields+1)
@@ -441,8 +442,8 @@ func buildIndexSplit(docs []Document, m int, beside func()) *Index {
 			(*set)[id] = true
 		}
 	}
-	for d := range docs {
-		t, doc := &docs[d], int32(d)
+	for d, t := range tools {
+		doc := int32(d)
 		if d == m {
 			<-done
 			partRuns = a.merge(part)
@@ -472,7 +473,7 @@ func buildIndexSplit(docs []Document, m int, beside func()) *Index {
 		ix.names[d] = t.Name
 
 		ix.server[d] = -1
-		if srv := t.Server; srv != "" {
+		if srv := t.Meta[serverKey]; srv != "" {
 			sid, ok := servers[srv]
 			if !ok {
 				sid = int32(len(ix.serverTerms))
@@ -502,7 +503,7 @@ func buildIndexSplit(docs []Document, m int, beside func()) *Index {
 			flat = a.terms(flat, t.Description[lead:], doc)
 			mark(&proseTerm, flat[off[len(off)-1]:])
 			end(fieldDescription)
-			forEachParam(t.Schema, func(name, desc []byte) {
+			forEachParam(t.InputSchema, func(name, desc []byte) {
 				flat = analyse(a, flat, name, -1)
 				pd = analyse(a, pd, desc, -1)
 			})

@@ -1,6 +1,10 @@
 package search
 
-import "runtime"
+import (
+	"runtime"
+
+	"github.com/antlerhq/antler/tool"
+)
 
 // The build splits the catalogue in two: the analyser works through the
 // first part while a second goroutine reads the letter/digit runs of the
@@ -25,30 +29,30 @@ const minSplit = 256
 // on the 10k-tool benchmark, 2 cores).
 const splitShare = 0.37
 
-// splitWeight estimates what a document costs to analyse: per byte, a
+// splitWeight estimates what a tool costs to analyse: per byte, a
 // description or name costs about three times a schema, most of which is
 // JSON syntax.
-func splitWeight(t *Document) int {
-	return 3*(len(t.Name)+len(t.Description)) + len(t.Schema)
+func splitWeight(t *tool.Tool) int {
+	return 3*(len(t.Name)+len(t.Description)) + len(t.InputSchema)
 }
 
-// splitPoint returns the number of documents the analyser takes itself:
-// all of them when there is one processor or few documents.
-func splitPoint(docs []Document) int {
-	if runtime.GOMAXPROCS(0) < 2 || len(docs) < minSplit {
-		return len(docs)
+// splitPoint returns the number of tools the analyser takes itself: all
+// of them when there is one processor or few tools.
+func splitPoint(tools []*tool.Tool) int {
+	if runtime.GOMAXPROCS(0) < 2 || len(tools) < minSplit {
+		return len(tools)
 	}
 	total := 0
-	for i := range docs {
-		total += splitWeight(&docs[i])
+	for _, t := range tools {
+		total += splitWeight(t)
 	}
 	target, acc := int(float64(total)*splitShare), 0
-	for i := range docs {
-		if acc += splitWeight(&docs[i]); acc >= target {
+	for i, t := range tools {
+		if acc += splitWeight(t); acc >= target {
 			return i + 1
 		}
 	}
-	return len(docs)
+	return len(tools)
 }
 
 // Segments of a document in a rawPart.
@@ -72,26 +76,24 @@ type rawPart struct {
 	servers map[string]bool
 }
 
-// read reads docs into p. Server names are read on their first
+// read reads tools into p. Server names are read on their first
 // occurrence, as the analyser reads them, but not kept: the analyser
 // takes a server's terms from its own record.
-func (p *rawPart) read(docs []Document) {
+func (p *rawPart) read(tools []*tool.Tool) {
 	p.raw.init(1 << 14)
 	size := 0
-	for i := range docs {
-		t := &docs[i]
-		size += (len(t.Name)+len(t.Description))/6 + len(t.Schema)/40
+	for _, t := range tools {
+		size += (len(t.Name)+len(t.Description))/6 + len(t.InputSchema)/40
 	}
 	p.seq = make([]int32, 0, size)
-	p.ends = make([]int32, 0, numSegs*len(docs))
+	p.ends = make([]int32, 0, numSegs*len(tools))
 	p.servers = make(map[string]bool)
 	var srvBuf []int32
 	end := func() { p.ends = append(p.ends, int32(len(p.seq))) }
-	for i := range docs {
-		t := &docs[i]
+	for _, t := range tools {
 		p.seq = intern(p, p.seq, t.Name)
 		end()
-		if srv := t.Server; srv != "" && !p.servers[srv] {
+		if srv := t.Meta[serverKey]; srv != "" && !p.servers[srv] {
 			p.servers[srv] = true
 			srvBuf = intern(p, srvBuf[:0], srv)
 		}
@@ -101,7 +103,7 @@ func (p *rawPart) read(docs []Document) {
 		p.seq = intern(p, p.seq, t.Description[lead:])
 		end()
 		p.pd = p.pd[:0]
-		forEachParam(t.Schema, func(name, desc []byte) {
+		forEachParam(t.InputSchema, func(name, desc []byte) {
 			p.seq = intern(p, p.seq, name)
 			p.pd = intern(p, p.pd, desc)
 		})

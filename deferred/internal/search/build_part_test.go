@@ -10,13 +10,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/antlerhq/antler/tool"
 )
 
-// splitTestDocs returns a catalogue of n generated tools whose texts mix
+// splitTestTools returns a catalogue of n generated tools whose texts mix
 // camelCase and snake_case identifiers, non-ASCII words, digits, stop
 // words, escaped JSON and nested parameters, with servers that first
 // appear anywhere in the list.
-func splitTestDocs(n int) []Document {
+func splitTestTools(n int) []*tool.Tool {
 	words := []string{
 		"get", "File", "fileInfo", "HTMLParser", "read_file", "the", "of", "a",
 		"café", "naïve_Über", "读取文件", "github", "datagov", "data", "gov",
@@ -38,7 +40,7 @@ func splitTestDocs(n int) []Document {
 		}
 		return b.String()
 	}
-	var docs []Document
+	var tools []*tool.Tool
 	for i := range n {
 		props := map[string]any{}
 		for range r.IntN(4) {
@@ -53,22 +55,22 @@ func splitTestDocs(n int) []Document {
 			panic(err)
 		}
 		srv := fmt.Sprintf("%s Hub%d", words[r.IntN(len(words))], r.IntN(n/4+1))
-		docs = append(docs, Document{
+		tools = append(tools, &tool.Tool{
 			Name:        fmt.Sprintf("%s_%d", text(1+r.IntN(3)), i),
-			Server:      srv,
 			Description: text(r.IntN(60)),
-			Schema:      schema,
+			InputSchema: schema,
+			Meta:        map[string]string{"mcp_server": srv},
 		})
 	}
-	return docs
+	return tools
 }
 
 // TestBuildIndexSplit checks that splitting the build between the
 // analyser and a second goroutine yields the same index, ids included,
 // wherever the catalogue is split.
 func TestBuildIndexSplit(t *testing.T) {
-	docs := splitTestDocs(300)
-	want := buildIndexSplit(docs, len(docs), nil)
+	tools := splitTestTools(300)
+	want := buildIndexSplit(tools, len(tools), nil)
 	opts := cmp.Options{
 		cmp.AllowUnexported(Index{}, posting{}),
 		cmpopts.IgnoreFields(Index{}, "pool"),
@@ -77,7 +79,7 @@ func TestBuildIndexSplit(t *testing.T) {
 	for _, m := range []int{0, 1, 2, 150, 299} {
 		t.Run(fmt.Sprint(m), func(t *testing.T) {
 			ran := false
-			got := buildIndexSplit(docs, m, func() { ran = true })
+			got := buildIndexSplit(tools, m, func() { ran = true })
 			if diff := cmp.Diff(want, got, opts); diff != "" {
 				t.Errorf("index split at %d (-whole +split):\n%s", m, diff)
 			}

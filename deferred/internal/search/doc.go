@@ -1,11 +1,11 @@
 // Package search is the search engine behind tool_search: it ranks a
-// catalogue of tools, given as [Document] values, against a query in
-// plain words or a regular expression. Package deferred builds one
-// [Index] per catalogue ([Build]) and answers tool_search's ranked forms
-// with [Index.Search] and [Index.Rerank]; the query syntax ("select:",
-// "+keyword"), promotion and everything else about deferral stay there.
+// catalogue of tools against a query in plain words or a regular
+// expression. Package deferred builds one [Index] per catalogue ([Build])
+// and answers tool_search's ranked forms with [Index.Search] and
+// [Index.Rerank]; the query syntax ("select:", "+keyword"), promotion and
+// everything else about deferral stay there.
 //
-// Ranking is BM25F over six fields of a document: its name, server,
+// Ranking is BM25F over six fields of a tool: its name, server,
 // description, the lead sentence of the description (counted again, so
 // that long manual-like descriptions do not bury a tool), and its
 // parameter names and descriptions (read from the JSON Schema in place).

@@ -73,9 +73,9 @@ type posting struct {
 	tf  float32
 }
 
-// Index is the precomputed search structure of one catalogue of
-// documents. It is immutable once [Build] returns and safe for concurrent
-// use.
+// Index is the precomputed search structure of one catalogue; its
+// documents are the tools given to [Build]. It is immutable once Build
+// returns and safe for concurrent use.
 type Index struct {
 	n        int
 	terms    map[string]int32 // term → id
@@ -252,7 +252,7 @@ type scored struct {
 }
 
 // maxBoost bounds the factor the boosts can multiply a base score by,
-// which lets rank skip boosting documents that cannot reach the top.
+// which lets top skip boosting documents that cannot reach the top.
 const maxBoost = (1 + nameCoverageBoost) * (1 + exactNameBoost) * (1 + serverBoost)
 
 // ranking is one query's scoring state.

@@ -1,24 +1,31 @@
 package search
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/antlerhq/antler/tool"
 )
 
-// testDoc returns a document with one parameter, query.
-func testDoc(server, name, desc string) Document {
-	return Document{
+// testTool returns a tool of server ("" for none) with one parameter,
+// query.
+func testTool(server, name, desc string) *tool.Tool {
+	t := &tool.Tool{
 		Name:        name,
-		Server:      server,
 		Description: desc,
-		Schema:      []byte(`{"type":"object","properties":{"query":{"type":"string","description":"what to look for"}}}`),
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"what to look for"}}}`),
 	}
+	if server != "" {
+		t.Meta = map[string]string{"mcp_server": server}
+	}
+	return t
 }
 
-// topName returns the name of the best document for query, "" for none.
-func topName(ix *Index, docs []Document, query string) string {
+// topName returns the name of the best tool for query, "" for none.
+func topName(ix *Index, tools []*tool.Tool, query string) string {
 	if got := ix.Search(query, 1); len(got) > 0 {
-		return docs[got[0]].Name
+		return tools[got[0]].Name
 	}
 	return ""
 }
@@ -29,22 +36,22 @@ func topName(ix *Index, docs []Document, query string) string {
 // text matched by character bigrams, and Chinese matched to English
 // through dictionary glosses.
 func TestRankingSignals(t *testing.T) {
-	docs := []Document{
-		testDoc("charts", "charts_chart_bar_colors", "Set the colours of a chart's bars."),
-		testDoc("charts", "charts_generate_bar_chart", "Generate a chart."),
-		testDoc("fs", "fs_write_file", "Write or append to file contents.\n\nCHUNKING IS STANDARD PRACTICE: "+strings.Repeat("notes about markdown reports and chunks ", 40)),
-		testDoc("notes", "notes_write_note", "Create or update a markdown note in the knowledge base."),
-		testDoc("datagov", "datagov_package_search", "Search packages."),
-		testDoc("other", "other_search", "Search the data of the gov archive."),
-		testDoc("money", "money_rates", "Latest exchange rates of each currency against a base currency."),
-		testDoc("money", "money_convert", "Convert an amount between currencies."),
-		testDoc("bing", "bing_search", "使用必应搜索指定的关键词，并返回搜索结果列表"),
-		testDoc("news", "news_hot", "获取今日热点新闻榜单"),
-		testDoc("cook", "cook_what_to_eat", "不知道吃什么？根据人数推荐菜品组合"),
-		testDoc("people", "people_search", "Search people by name."),
-		testDoc("weather", "weather_forecast", "Forecast for a city."),
+	tools := []*tool.Tool{
+		testTool("charts", "charts_chart_bar_colors", "Set the colours of a chart's bars."),
+		testTool("charts", "charts_generate_bar_chart", "Generate a chart."),
+		testTool("fs", "fs_write_file", "Write or append to file contents.\n\nCHUNKING IS STANDARD PRACTICE: "+strings.Repeat("notes about markdown reports and chunks ", 40)),
+		testTool("notes", "notes_write_note", "Create or update a markdown note in the knowledge base."),
+		testTool("datagov", "datagov_package_search", "Search packages."),
+		testTool("other", "other_search", "Search the data of the gov archive."),
+		testTool("money", "money_rates", "Latest exchange rates of each currency against a base currency."),
+		testTool("money", "money_convert", "Convert an amount between currencies."),
+		testTool("bing", "bing_search", "使用必应搜索指定的关键词，并返回搜索结果列表"),
+		testTool("news", "news_hot", "获取今日热点新闻榜单"),
+		testTool("cook", "cook_what_to_eat", "不知道吃什么？根据人数推荐菜品组合"),
+		testTool("people", "people_search", "Search people by name."),
+		testTool("weather", "weather_forecast", "Forecast for a city."),
 	}
-	ix := Build(docs, nil)
+	ix := Build(tools, nil)
 	tests := []struct {
 		name, query, want string
 	}{
@@ -59,7 +66,7 @@ func TestRankingSignals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := topName(ix, docs, tt.query); got != tt.want {
+			if got := topName(ix, tools, tt.query); got != tt.want {
 				t.Errorf("Search(%q) top = %q, want %s", tt.query, got, tt.want)
 			}
 		})

@@ -3,41 +3,39 @@ package search
 import (
 	"cmp"
 	"slices"
+
+	"github.com/antlerhq/antler/tool"
 )
 
-// Document is one searchable tool. Build reads its fields in place and
-// keeps the strings (not the schema) for regex matches.
-type Document struct {
-	// Name is the tool's name, as the model calls it.
-	Name string
-	// Server is the name of the server that provides the tool, "" for
-	// none. The query naming it boosts its tools.
-	Server string
-	// Description is the tool's description.
-	Description string
-	// Schema is the JSON Schema of the tool's input: the names and
-	// descriptions of its properties, and of the properties of object
-	// properties one level down, are indexed. A malformed schema
-	// contributes what was read before the error; nil or empty, nothing.
-	Schema []byte
+// serverKey is the key of a tool's Meta that names its server
+// (mcptools.MetaServer).
+const serverKey = "mcp_server"
+
+// Build builds the index of tools, which must not be nil; document d is
+// tools[d]. It indexes each tool's name, description, the names and
+// descriptions of its input schema's properties (and of object properties
+// one level down; a malformed schema contributes what was read before the
+// error) and its server, Meta["mcp_server"] ("" for none). The index keeps
+// the names and descriptions, not the tools. beside, when not nil, runs on
+// a second goroutine during the build, after that goroutine's share of
+// the analysis (on another core when there is one), so that a caller can
+// overlap independent work with the build; Build returns after beside has
+// returned.
+//
+// Build takes the tools themselves, not a copy of their fields: copying
+// 10,000 tools' fields cost 0.8 to 2 ms and 0.7 MB before the build could
+// start.
+func Build(tools []*tool.Tool, beside func()) *Index {
+	return buildIndexSplit(tools, splitPoint(tools), beside)
 }
 
-// Build builds the index of docs; a document's number is its index in
-// docs. beside, when not nil, runs on a second goroutine during the build,
-// after that goroutine's share of the analysis (on another core when there
-// is one), so a caller can overlap independent work with the build; Build
-// returns after beside has returned.
-func Build(docs []Document, beside func()) *Index {
-	return buildIndexSplit(docs, splitPoint(docs), beside)
-}
-
-// Search returns the numbers of the documents that match query, best
-// first, at most limit of them (limit ≤ 0: all): the documents whose
-// "name description" matches query as a case-insensitive regular
-// expression (a literal when it is not a valid one) come first, name
-// matches before description matches and ties by relevance, as in
-// DeerFlow's regex search; then the other documents that share terms with
-// the query, by BM25F relevance.
+// Search returns the documents (indexes into the tools given to Build)
+// that match query, best first, at most limit of them (limit ≤ 0: all):
+// the documents whose "name description" matches query as a
+// case-insensitive regular expression (a literal when it is not a valid
+// one) come first, name matches before description matches and ties by
+// relevance, as in DeerFlow's regex search; then the other documents that
+// share terms with the query, by BM25F relevance.
 func (ix *Index) Search(query string, limit int) []int {
 	docs := ix.search(query, limit)
 	if limit > 0 && len(docs) > limit {
@@ -83,7 +81,7 @@ func (ix *Index) search(q string, limit int) []scored {
 	return hits
 }
 
-// Rerank orders the documents numbered docs, stably, by the number of
+// Rerank orders the documents docs, stably, by the number of
 // non-overlapping matches of query in their "name description" (query
 // compiled as in [Index.Search]), as DeerFlow orders the tools of its
 // "+keyword rest" form; relevance to query breaks ties and orders the

@@ -4,16 +4,18 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/antlerhq/antler/tool"
 )
 
 func TestSearch(t *testing.T) {
-	docs := []Document{
-		testDoc("github", "github_list_issues", "List issues in a repository."),
-		testDoc("github", "github_create_issue", "Create a new issue in a repository."),
-		testDoc("slack", "slack_list_channels", "List the channels of a workspace."),
-		testDoc("fs", "fs_read_file", "Read a text file."),
+	tools := []*tool.Tool{
+		testTool("github", "github_list_issues", "List issues in a repository."),
+		testTool("github", "github_create_issue", "Create a new issue in a repository."),
+		testTool("slack", "slack_list_channels", "List the channels of a workspace."),
+		testTool("fs", "fs_read_file", "Read a text file."),
 	}
-	ix := Build(docs, nil)
+	ix := Build(tools, nil)
 	tests := []struct {
 		name, query string
 		limit       int
@@ -36,15 +38,15 @@ func TestSearch(t *testing.T) {
 }
 
 func TestRerank(t *testing.T) {
-	docs := []Document{
-		testDoc("", "x_read", "Read a file."),                        // no match, no shared term
-		testDoc("", "x_create", "Create a file."),                    // two matches
-		testDoc("", "x_make", "Create, create, then create."),        // three matches
-		testDoc("", "y_long", "Create one; longer notes dilute it."), // one match
-		testDoc("", "y_short", "Create one."),                        // one match, a shorter description
-		testDoc("", "x_write", "Write a file."),                      // no match, no shared term
+	tools := []*tool.Tool{
+		testTool("", "x_read", "Read a file."),                        // no match, no shared term
+		testTool("", "x_create", "Create a file."),                    // two matches
+		testTool("", "x_make", "Create, create, then create."),        // three matches
+		testTool("", "y_long", "Create one; longer notes dilute it."), // one match
+		testTool("", "y_short", "Create one."),                        // one match, a shorter description
+		testTool("", "x_write", "Write a file."),                      // no match, no shared term
 	}
-	ix := Build(docs, nil)
+	ix := Build(tools, nil)
 	tests := []struct {
 		name, query string
 		docs, want  []int
