@@ -60,7 +60,11 @@ func (m *Manager) buildLocked() []*tool.Tool {
 		if taken[c.name] {
 			key := c.s.name + "\x00" + c.raw.Name
 			base := c.name
-			for _, n := range []int{6, 10, 16, 64} {
+			// A suffix of 64 hex digits would not fit in a name at all; a
+			// name that collides even with 16 (only a server choosing its
+			// names after these hashes can make it) stays a duplicate,
+			// which toolset.Assemble drops with a warning.
+			for _, n := range []int{6, 10, 16} {
 				if c.name = withSuffix(base, key, n); !taken[c.name] {
 					break
 				}

@@ -76,7 +76,7 @@ func shortHash(s string, n int) string {
 }
 
 // withSuffix returns name made unique by a hash of key: name is cut so that
-// "_" and n hex digits fit in 64 characters.
+// "_" and n hex digits fit in 64 characters; n must be less than 63.
 func withSuffix(name, key string, n int) string {
 	suffix := "_" + shortHash(key, n)
 	if len(name)+len(suffix) > maxNameLen {

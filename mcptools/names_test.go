@@ -2,6 +2,8 @@ package mcptools_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"sync/atomic"
@@ -131,5 +133,39 @@ func TestCase49_InvalidToolNamesSanitisedIndividually(t *testing.T) {
 	st := statusByName(m)
 	if diff := cmp.Diff("bad_name", st["raw"].Renamed["bad\nname"]); diff != "" {
 		t.Errorf("Renamed: %v", st["raw"].Renamed)
+	}
+}
+
+// A server that names its tools after every hash suffix a sanitised name
+// could get (the suffixes are deterministic, so a hostile server can) does
+// not crash the listing (a suffix of 64 hex digits cut the name to a
+// negative length): the sanitised tool keeps a valid name, a duplicate that
+// toolset.Assemble drops as it drops any.
+func TestToolName_collisionWithEverySuffixDoesNotPanic(t *testing.T) {
+	sum := sha256.Sum256([]byte("srv\x00dup name"))
+	hash := hex.EncodeToString(sum[:])
+	raws := []string{"dup name", "dup_name"}
+	for _, n := range []int{6, 10, 16, 32, 64} {
+		full := "srv_dup_name_" + hash[:n]
+		if len(full) > 64 {
+			full = full[:64]
+		}
+		raws = append(raws, strings.TrimPrefix(full, "srv_"))
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	for _, name := range raws {
+		s.AddTool(&mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("ok"), nil })
+	}
+	m := newManager(t, mcptools.Options{Extensions: mcptools.Static(parseExt(t, `{"srv": `+memServerJSON("")+`}`)),
+		Dial: memServers{"srv": s}.dial})
+	tools, err := m.Tools(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range tools {
+		if !mcptools.ValidName(tl.Name) {
+			t.Errorf("invalid name %q", tl.Name)
+		}
 	}
 }
