@@ -10,12 +10,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/antlerhq/antler/builtin"
 	"github.com/antlerhq/antler/tool"
 )
-
-// ClarificationToolName is the tool the clarification middleware
-// intercepts.
-const ClarificationToolName = "ask_clarification"
 
 // Limits of a clarification form (DeerFlow's clarification_tool.py). Exceeding one drops the
 // whole form; the question falls back to options or free text.
@@ -60,7 +57,7 @@ var (
 func Clarification() tool.Middleware {
 	return func(next tool.Handler) tool.Handler {
 		return func(ctx context.Context, call *tool.Call, args json.RawMessage) (*tool.Result, error) {
-			if call.Name != ClarificationToolName {
+			if call.Name != builtin.AskClarificationName {
 				return next(ctx, call, args)
 			}
 			if call.ContextBool("disable_clarification") {
@@ -353,7 +350,7 @@ func humanInputPayload(args map[string]any, toolCallID, requestID string, fields
 	p := map[string]any{
 		"version":            version,
 		"kind":               "human_input_request",
-		"source":             "ask_clarification",
+		"source":             builtin.AskClarificationName,
 		"request_id":         requestID,
 		"clarification_type": ctype,
 		"question":           question,

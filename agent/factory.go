@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/antlerhq/antler/builtin"
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/customagent"
 	"github.com/antlerhq/antler/deferred"
@@ -18,12 +19,6 @@ import (
 	"github.com/antlerhq/antler/store"
 	"github.com/antlerhq/antler/tool"
 	"github.com/antlerhq/antler/toolset"
-)
-
-// Names of the tools the factory adds or removes.
-const (
-	SetupAgentTool  = "setup_agent"
-	UpdateAgentTool = "update_agent"
 )
 
 // NoModelsMessage is DeerFlow's error for a config without models.
@@ -74,9 +69,12 @@ type FactoryOptions struct {
 	Config *config.Config
 	// Agents loads custom agents; nil makes a named agent an error.
 	Agents AgentLoader
-	// ExtraTools holds the built-ins the factory adds by rule, by name:
-	// setup_agent and update_agent.
-	ExtraTools map[string]*tool.Tool
+	// SetupAgent is bound for bootstrap runs (the agent builder); nil
+	// binds none.
+	SetupAgent *tool.Tool
+	// UpdateAgent is bound for a custom agent's runs, except on webhook
+	// channels; nil binds none.
+	UpdateAgent *tool.Tool
 	// Store is handed to every agent (nil: no persistence).
 	Store store.Store
 	// Skills renders the skills prompt section; nil renders none.
@@ -330,12 +328,12 @@ func (f *Factory) leadTools(ctx context.Context, req Request, spec *AgentSpec, m
 	}
 	switch {
 	case req.IsBootstrap:
-		f.addExtra(ts, SetupAgentTool)
+		f.addExtra(ts, f.opts.SetupAgent, builtin.SetupAgentName)
 	case req.AgentName != "" && !webhookChannels[req.ChannelName]:
-		f.addExtra(ts, UpdateAgentTool)
+		f.addExtra(ts, f.opts.UpdateAgent, builtin.UpdateAgentName)
 	}
 	if req.NonInteractive {
-		ts.Remove(ClarificationToolName)
+		ts.Remove(builtin.AskClarificationName)
 	}
 	var servers map[string]config.MCPServer
 	if cfg.ToolSearch.Enabled && f.opts.MCPServers != nil {
@@ -383,9 +381,9 @@ func (f *Factory) leadPrompt(ctx context.Context, req Request, spec *AgentSpec, 
 			return "", fmt.Errorf("agent: skills prompt: %w", err)
 		}
 	}
-	_, hasTask := ts.Lookup(toolset.Task)
-	_, hasClar := ts.Lookup(ClarificationToolName)
-	_, hasPresent := ts.Lookup(toolset.PresentFiles)
+	_, hasTask := ts.Lookup(builtin.TaskName)
+	_, hasClar := ts.Lookup(builtin.AskClarificationName)
+	_, hasPresent := ts.Lookup(builtin.PresentFilesName)
 	pd := PromptData{
 		AgentName: req.AgentName, Date: f.now().Format("2006-01-02, Monday"), Bootstrap: req.IsBootstrap,
 		PresentFiles: hasPresent, Clarification: hasClar,
@@ -435,7 +433,7 @@ func leadContext(req Request, spec *AgentSpec, modelName string, thinking bool) 
 		rc["channel_name"] = req.ChannelName
 	}
 	if req.MaxTotalSubagents != 0 {
-		rc[contextMaxTotalSubagents] = req.MaxTotalSubagents
+		rc[builtin.ContextMaxTotalSubagents] = req.MaxTotalSubagents
 	}
 	meta = map[string]any{
 		"agent_name": cmp.Or(req.AgentName, "default"), "model_name": modelName, "thinking_enabled": thinking,
@@ -527,9 +525,9 @@ func (f *Factory) Compact(ctx context.Context, req Request, force bool) (*Compac
 	return a.Compact(ctx, req.ThreadID, force)
 }
 
-// addExtra binds one of the factory's extra built-ins, if it was given.
-func (f *Factory) addExtra(ts *toolset.Toolset, name string) {
-	t := f.opts.ExtraTools[name]
+// addExtra binds one of the factory's extra built-ins (setup_agent,
+// update_agent), if it was given.
+func (f *Factory) addExtra(ts *toolset.Toolset, t *tool.Tool, name string) {
 	if t == nil {
 		f.logger.Debug("extra built-in not available", "tool", name)
 		return

@@ -68,17 +68,15 @@ func newFactory(t *testing.T, yaml string, logs *bytes.Buffer) *agent.Factory {
 		logger = slog.New(slog.NewTextHandler(logs, nil))
 	}
 	asm := &toolset.Assembler{Registry: reg, Env: &toolset.Env{Config: cfg, Logger: logger}, Logger: logger,
-		Builtins: map[string]*tool.Tool{
-			toolset.PresentFiles:     textTool("present_files", "ok"),
-			toolset.AskClarification: builtin.AskClarification(),
+		Builtins: toolset.Builtins{
+			PresentFiles:     textTool("present_files", "ok"),
+			AskClarification: builtin.AskClarification(),
 		}}
 	f, err := agent.NewFactory(agent.FactoryOptions{Assembler: asm, Logger: logger,
-		Agents: agents{"coder": {Name: "coder", ToolGroups: []string{"file:read"}, Soul: "  Write Go.  ", Model: "second"}},
-		ExtraTools: map[string]*tool.Tool{
-			agent.SetupAgentTool:  textTool(agent.SetupAgentTool, "created"),
-			agent.UpdateAgentTool: textTool(agent.UpdateAgentTool, "updated"),
-		},
-		Now: func() time.Time { return time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC) },
+		Agents:      agents{"coder": {Name: "coder", ToolGroups: []string{"file:read"}, Soul: "  Write Go.  ", Model: "second"}},
+		SetupAgent:  textTool(builtin.SetupAgentName, "created"),
+		UpdateAgent: textTool(builtin.UpdateAgentName, "updated"),
+		Now:         func() time.Time { return time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC) },
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 
+	"github.com/antlerhq/antler/builtin"
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/deferred"
 	"github.com/antlerhq/antler/tool"
@@ -140,6 +141,6 @@ func (r RuntimeContext) Map(base map[string]any) map[string]any {
 	}
 	rc["thread_id"], rc["user_id"], rc["run_id"] = r.ThreadID, r.UserID, r.RunID
 	rc["model_name"], rc["subagent_enabled"] = r.ModelName, r.SubagentEnabled
-	rc[contextToolGroups], rc[contextAvailableSkills] = r.ToolGroups, r.AvailableSkills
+	rc[builtin.ContextToolGroups], rc[builtin.ContextAvailableSkills] = r.ToolGroups, r.AvailableSkills
 	return rc
 }

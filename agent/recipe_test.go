@@ -69,10 +69,10 @@ func recipeFactory(t *testing.T, extra string) *agent.Factory {
 		return textTool("web_search", "x"), nil
 	}, "test:web")
 	asm := &toolset.Assembler{Registry: reg, Env: &toolset.Env{Config: cfg},
-		Builtins: map[string]*tool.Tool{
-			toolset.PresentFiles:     textTool("present_files", "ok"),
-			toolset.AskClarification: builtin.AskClarification(),
-			toolset.Task:             textTool("task", "done"),
+		Builtins: toolset.Builtins{
+			PresentFiles:     textTool("present_files", "ok"),
+			AskClarification: builtin.AskClarification(),
+			Task:             textTool("task", "done"),
 		},
 		MCP: staticMCP{
 			mcpTool("github", "create_issue", "Create an issue in a repository."),
@@ -81,11 +81,9 @@ func recipeFactory(t *testing.T, extra string) *agent.Factory {
 	pass := func(next tool.Handler) tool.Handler { return next }
 	passModel := func(next tool.ModelHandler) tool.ModelHandler { return next }
 	f, err := agent.NewFactory(agent.FactoryOptions{Assembler: asm,
-		Agents: agents{"coder": {Name: "coder", ToolGroups: []string{"file:read"}, Soul: "Write Go.", Skills: []string{"go"}}},
-		ExtraTools: map[string]*tool.Tool{
-			agent.SetupAgentTool:  textTool(agent.SetupAgentTool, "created"),
-			agent.UpdateAgentTool: textTool(agent.UpdateAgentTool, "updated"),
-		},
+		Agents:      agents{"coder": {Name: "coder", ToolGroups: []string{"file:read"}, Soul: "Write Go.", Skills: []string{"go"}}},
+		SetupAgent:  textTool(builtin.SetupAgentName, "created"),
+		UpdateAgent: textTool(builtin.UpdateAgentName, "updated"),
 		Skills: func(ctx context.Context, user string, allowed []string) (string, error) {
 			return fmt.Sprintf("<skill_system>allowed: %q</skill_system>", allowed), nil
 		},

@@ -221,9 +221,9 @@ func runScenario(t *testing.T, sc *scenario) string {
 		return &watchedModel{ChatModel: chat, tr: &tr, show: sc.opts.Requests}, nil
 	}, "scenario:model")
 	reg.RegisterTool(fakeScenarioTool, "scenario:tool")
-	asm := &toolset.Assembler{Registry: reg, Env: &toolset.Env{Config: cfg}, Builtins: map[string]*tool.Tool{
-		toolset.PresentFiles:     builtin.NewPresentFiles(layout),
-		toolset.AskClarification: builtin.AskClarification(),
+	asm := &toolset.Assembler{Registry: reg, Env: &toolset.Env{Config: cfg}, Builtins: toolset.Builtins{
+		PresentFiles:     builtin.NewPresentFiles(layout),
+		AskClarification: builtin.AskClarification(),
 	}}
 	st := openStore(t, filepath.Join(home, "db"))
 	t.Cleanup(func() { st.Close() })

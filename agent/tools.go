@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/antlerhq/antler/builtin"
 	"github.com/antlerhq/antler/model"
 	"github.com/antlerhq/antler/thread"
 	"github.com/antlerhq/antler/tool"
@@ -95,7 +96,7 @@ func (r *runState) toolStep(ctx context.Context, msg model.Message) (StopReason,
 		case stop != "":
 		case cr.res.End:
 			stop = StopEnd
-		case calls[i].Name == ClarificationToolName:
+		case calls[i].Name == builtin.AskClarificationName:
 			// The Clarification middleware decides (End): with
 			// disable_clarification the run continues (DeerFlow's clarification_tool.py).
 		case r.a.tools[calls[i].Name] != nil && r.a.tools[calls[i].Name].ReturnDirect:

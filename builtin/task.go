@@ -28,6 +28,9 @@ const (
 	// ContextAvailableSkills is the parent's skill allowlist ([]string;
 	// nil or absent: every enabled skill).
 	ContextAvailableSkills = "available_skills"
+	// ContextMaxTotalSubagents is a run's per-run task limit (int; absent:
+	// subagents.max_total_per_run), read by the subagent limit.
+	ContextMaxTotalSubagents = "max_total_subagents"
 )
 
 // The task event names, sent through tool.Call.Emit.

@@ -140,14 +140,14 @@ func newEnv(t *testing.T, o envOptions) *env {
 	asm := &toolset.Assembler{
 		Registry: reg,
 		Env:      &toolset.Env{Config: cfg, Home: home},
-		Builtins: map[string]*tool.Tool{
-			toolset.AskClarification: builtin.AskClarification(),
-			toolset.PresentFiles:     builtin.NewPresentFiles(layout),
+		Builtins: toolset.Builtins{
+			AskClarification: builtin.AskClarification(),
+			PresentFiles:     builtin.NewPresentFiles(layout),
 		},
 		MCP: o.mcp,
 	}
 	if o.task != nil {
-		asm.Builtins[toolset.Task] = builtin.NewTask(o.task)
+		asm.Builtins.Task = builtin.NewTask(o.task) // before its first use
 	}
 	resets := &resetCounter{}
 	if o.dial != nil {

@@ -16,7 +16,7 @@ import (
 )
 
 // An executor behind the task tool. In a program the task tool goes into
-// the assembler's Builtins (toolset.Task) and subagent.LimitHook into
+// the lead's assembler (toolset.Builtins.Task) and subagent.LimitHook into
 // agent.FactoryOptions.SubagentLimit; here the tool is called directly.
 func ExampleNew() {
 	cfg, _ := config.Parse("config.yaml", []byte("models:\n  - {name: worker, use: test:model, model: w}\n"), nil)
@@ -25,8 +25,7 @@ func ExampleNew() {
 	reg.RegisterModel(func(context.Context, *toolset.Env, config.Model) (model.ChatModel, error) {
 		return worker, nil
 	}, "test:model")
-	builtins := map[string]*tool.Tool{}
-	asm := &toolset.Assembler{Registry: reg, Env: &toolset.Env{Config: cfg}, Builtins: builtins}
+	asm := &toolset.Assembler{Registry: reg, Env: &toolset.Env{Config: cfg}}
 
 	exec, err := subagent.New(subagent.Options{Assembler: asm})
 	if err != nil {
@@ -34,7 +33,9 @@ func ExampleNew() {
 	}
 	defer exec.Close()
 	task := builtin.NewTask(exec)
-	builtins[toolset.Task] = task // bound for lead agents; never for subagents
+	// A lead agent's assembler holds the task tool; the subagents'
+	// assembler (asm) never does.
+	_ = &toolset.Assembler{Registry: reg, Env: asm.Env, Builtins: toolset.Builtins{Task: task}}
 
 	call := &tool.Call{ID: "call_1", ThreadID: "t1", UserID: "u1", RunID: "r1", State: &thread.State{},
 		Emit: func(event string, data any) { fmt.Println("event:", event) }}

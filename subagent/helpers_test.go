@@ -95,10 +95,10 @@ func newHarness(t testing.TB, yaml string, models map[string]model.ChatModel, ed
 				return tool.Text("released"), nil
 			}}, nil
 	}, "test:hang")
-	builtins := map[string]*tool.Tool{
-		toolset.PresentFiles:     textTool(toolset.PresentFiles, "presented"),
-		toolset.AskClarification: textTool(toolset.AskClarification, "asked"),
-		toolset.ViewImage:        textTool(toolset.ViewImage, "image"),
+	builtins := toolset.Builtins{
+		PresentFiles:     textTool(builtin.PresentFilesName, "presented"),
+		AskClarification: textTool(builtin.AskClarificationName, "asked"),
+		ViewImage:        textTool(builtin.ViewImageName, "image"),
 	}
 	h.asm = &toolset.Assembler{Registry: reg, Env: &toolset.Env{Config: h.cfg}, Builtins: builtins}
 	opts := subagent.Options{
@@ -119,7 +119,7 @@ func newHarness(t testing.TB, yaml string, models map[string]model.ChatModel, ed
 	}
 	h.exec = exec
 	h.task = builtin.NewTask(exec)
-	builtins[toolset.Task] = h.task
+	h.asm.Builtins.Task = h.task // before the first assembly: subagents must still never bind it
 	t.Cleanup(func() {
 		select {
 		case <-h.release:

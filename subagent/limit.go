@@ -22,7 +22,7 @@ const StopSubagentLimitCapped = "subagent_limit_capped"
 
 // ContextMaxTotalSubagents is the runtime context key of a run's
 // per-run task limit (DeerFlow's max_total_subagents).
-const ContextMaxTotalSubagents = "max_total_subagents"
+const ContextMaxTotalSubagents = builtin.ContextMaxTotalSubagents
 
 // DeerFlow's limits: per response 3 (1..4), per run 6 (1..50). Antler
 // raises the ceilings to the configured values when those are larger.

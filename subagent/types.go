@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/antlerhq/antler/builtin"
 	"github.com/antlerhq/antler/config"
 )
 
@@ -26,7 +27,7 @@ const BashDisabledMessage = "Bash subagent is disabled for LocalSandboxProvider 
 
 // defaultDisallowed are the tools no subagent gets: no recursion, no
 // questions to a user who is not there, no artifact presentation.
-var defaultDisallowed = []string{"task", "ask_clarification", "present_files"}
+var defaultDisallowed = []string{builtin.TaskName, builtin.AskClarificationName, builtin.PresentFilesName}
 
 //go:embed general_purpose.md
 var generalPurposePrompt string

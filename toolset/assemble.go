@@ -22,14 +22,20 @@ const (
 	SourceACP     Source = "acp"
 )
 
-// The names of the conditional built-ins Assemble adds.
-const (
-	PresentFiles     = "present_files"
-	AskClarification = "ask_clarification"
-	SkillManage      = "skill_manage"
-	Task             = "task"
-	ViewImage        = "view_image"
-)
+// Builtins are the built-in tools Assemble adds by rule, in this order
+// (package builtin builds them and declares their names). A nil field is
+// never added.
+type Builtins struct {
+	// PresentFiles and AskClarification are always added.
+	PresentFiles, AskClarification *tool.Tool
+	// SkillManage is added when skill_evolution is enabled.
+	SkillManage *tool.Tool
+	// Task is added when Options.SubagentEnabled is set. The assembler
+	// that subagents use has none, so that they never delegate further.
+	Task *tool.Tool
+	// ViewImage is added when the run's model supports vision.
+	ViewImage *tool.Tool
+}
 
 // bashUse and shortBashUse are the use strings of the host bash tool
 // (DeerFlow's and Antler's), which the host-bash gate drops even when the
@@ -127,9 +133,9 @@ type Assembler struct {
 	Registry *Registry
 	// Env is passed to factories. Required.
 	Env *Env
-	// Builtins are the built-in tools by name; Assemble adds those its
-	// rules call for, skipping any that are missing.
-	Builtins map[string]*tool.Tool
+	// Builtins are the built-in tools; Assemble adds those its rules call
+	// for, skipping any that are nil.
+	Builtins Builtins
 	// MCP supplies MCP tools; nil means none.
 	MCP MCPSource
 	// ACP builds invoke_acp_agent; nil means none.
@@ -322,8 +328,8 @@ func (a *Assembler) combine(cfg *config.Config, opts Options, configTools []reso
 		}
 		add(Entry{Tool: rt.tool, Source: SourceConfig, Group: rt.group})
 	}
-	for _, name := range a.builtinNames(cfg, opts) {
-		if t := a.Builtins[name]; t != nil {
+	for _, t := range a.builtinTools(cfg, opts) {
+		if t != nil {
 			add(Entry{Tool: t, Source: SourceBuiltin, Group: "builtin"})
 		}
 	}
@@ -336,20 +342,23 @@ func (a *Assembler) combine(cfg *config.Config, opts Options, configTools []reso
 	return entries, warnings
 }
 
-func (a *Assembler) builtinNames(cfg *config.Config, opts Options) []string {
-	names := []string{PresentFiles, AskClarification}
+// builtinTools are the built-ins the rules call for, in bound order (nil
+// for one the assembler lacks).
+func (a *Assembler) builtinTools(cfg *config.Config, opts Options) []*tool.Tool {
+	b := a.Builtins
+	tools := []*tool.Tool{b.PresentFiles, b.AskClarification}
 	if cfg.SkillEvolution.Enabled {
-		names = append(names, SkillManage)
+		tools = append(tools, b.SkillManage)
 	}
 	if opts.SubagentEnabled {
-		names = append(names, Task)
+		tools = append(tools, b.Task)
 	}
 	m, ok := cfg.Model(opts.ModelName)
 	if !ok {
 		m, ok = cfg.DefaultModel()
 	}
 	if ok && m.SupportsVision {
-		names = append(names, ViewImage)
+		tools = append(tools, b.ViewImage)
 	}
-	return names
+	return tools
 }

@@ -72,15 +72,8 @@ sandbox:
   use: deerflow.sandbox.local:LocalSandboxProvider
 `
 
-func builtins(names ...string) map[string]*tool.Tool {
-	m := map[string]*tool.Tool{}
-	for _, n := range names {
-		m[n] = fakeTool(n)
-	}
-	return m
-}
-
-var allBuiltins = builtins("present_files", "ask_clarification", "skill_manage", "task", "view_image")
+var allBuiltins = toolset.Builtins{PresentFiles: fakeTool("present_files"), AskClarification: fakeTool("ask_clarification"),
+	SkillManage: fakeTool("skill_manage"), Task: fakeTool("task"), ViewImage: fakeTool("view_image")}
 
 type assembleCase struct {
 	name    string

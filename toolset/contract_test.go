@@ -116,12 +116,12 @@ func contractTools(t *testing.T) ([]*tool.Tool, *toolset.Env) {
 	asm := &toolset.Assembler{
 		Registry: toolset.DefaultRegistry(),
 		Env:      env,
-		Builtins: map[string]*tool.Tool{
-			toolset.PresentFiles:     builtin.NewPresentFiles(layout),
-			toolset.AskClarification: builtin.AskClarification(),
-			toolset.ViewImage:        builtin.NewViewImage(layout),
-			toolset.SkillManage:      builtin.NewSkillManage(builtin.SkillManageOptions{Store: sk}),
-			toolset.Task:             builtin.NewTask(fakeDelegator{}),
+		Builtins: toolset.Builtins{
+			PresentFiles:     builtin.NewPresentFiles(layout),
+			AskClarification: builtin.AskClarification(),
+			ViewImage:        builtin.NewViewImage(layout),
+			SkillManage:      builtin.NewSkillManage(builtin.SkillManageOptions{Store: sk}),
+			Task:             builtin.NewTask(fakeDelegator{}),
 		},
 		ACP: acp.Tool,
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/antlerhq/antler/builtin"
 	"github.com/antlerhq/antler/deferred"
 	"github.com/antlerhq/antler/store"
 	"github.com/antlerhq/antler/thread"
@@ -147,8 +148,11 @@ func (a *app) precedesMCP(e toolset.Entry) bool {
 	case toolset.SourceConfig:
 		return true
 	case toolset.SourceBuiltin:
-		_, extra := a.extraTools()[e.Tool.Name]
-		return !extra && e.Tool.Name != deferred.ToolSearchName
+		switch e.Tool.Name {
+		case builtin.SetupAgentName, builtin.UpdateAgentName, deferred.ToolSearchName:
+			return false
+		}
+		return true
 	}
 	return false
 }

@@ -32,10 +32,13 @@ type services struct {
 	acp        *acptools.Invoker
 	skills     *skills.Store
 	agents     *customagent.Store
-	builtins   map[string]*tool.Tool
-	store      store.Store // opened on first use by openStore
+	builtins   toolset.Builtins // the lead's: with task
+	store      store.Store      // opened on first use by openStore
 	policy     *skills.Policy
 	subagents  *subagent.Executor
+	// setupAgent and updateAgent are the built-ins the lead-agent factory
+	// adds by rule.
+	setupAgent, updateAgent *tool.Tool
 	// mcpProgress shows MCP discovery on a terminal.
 	mcpProgress *mcpProgress
 }
@@ -87,13 +90,13 @@ func (a *app) wire(ctx context.Context) error {
 	a.skills = skills.NewStore(skills.OptionsFromConfig(a.cfg, home, a.g.opts.Getenv, a.skillEnableState, a.logger))
 	a.agents = customagent.New(layout, &customagent.Options{Logger: a.logger})
 
-	a.builtins = map[string]*tool.Tool{
-		toolset.PresentFiles:     builtin.NewPresentFiles(layout),
-		toolset.AskClarification: builtin.AskClarification(),
-		toolset.ViewImage:        builtin.NewViewImage(layout),
+	a.builtins = toolset.Builtins{
+		PresentFiles:     builtin.NewPresentFiles(layout),
+		AskClarification: builtin.AskClarification(),
+		ViewImage:        builtin.NewViewImage(layout),
 	}
 	if a.cfg.SkillEvolution.Enabled {
-		a.builtins[toolset.SkillManage] = builtin.NewSkillManage(builtin.SkillManageOptions{
+		a.builtins.SkillManage = builtin.NewSkillManage(builtin.SkillManageOptions{
 			Store:              a.skills,
 			Model:              a.moderationModel(ctx),
 			SecurityFailOpen:   !a.cfg.SkillEvolution.SecurityFailClosed,
@@ -102,12 +105,13 @@ func (a *app) wire(ctx context.Context) error {
 		})
 	}
 	a.policy = skills.NewPolicy(skills.PolicyOptions{Store: a.skills, Logger: a.logger})
-	a.assembler = a.newAssembler(mcpSourceWithProgress{a.mcp, a.mcpProgress})
-	// The task tool's executor assembles subagents' tools with the same
-	// assembler (never with task: no recursion), so it is added to the
-	// built-ins after both exist and before the first assembly.
+	// Subagents assemble their tools with the built-ins as they are now,
+	// without task (no recursion); the task tool that delegates to them
+	// then joins the built-ins of the lead's assembler. Each assembler
+	// gets its own copy of the built-ins and never sees them change.
+	mcp := mcpSourceWithProgress{a.mcp, a.mcpProgress}
 	a.subagents, err = subagent.New(subagent.Options{
-		Assembler:        a.assembler,
+		Assembler:        a.newAssembler(mcp),
 		Config:           a.cfg,
 		Skills:           a.skillsSection,
 		ToolMiddlewares:  a.toolMiddlewares(),
@@ -119,7 +123,10 @@ func (a *app) wire(ctx context.Context) error {
 		return err
 	}
 	a.onClose(func() error { a.subagents.Close(); return nil })
-	a.builtins[toolset.Task] = builtin.NewTask(a.subagents)
+	a.builtins.Task = builtin.NewTask(a.subagents)
+	a.assembler = a.newAssembler(mcp)
+	a.setupAgent = builtin.NewSetupAgent(a.agents, a.logger)
+	a.updateAgent = builtin.NewUpdateAgent(builtin.UpdateAgentOptions{Store: a.agents, Config: a.cfg, Logger: a.logger})
 	return nil
 }
 
@@ -134,14 +141,6 @@ func (a *app) newAssembler(mcp toolset.MCPSource) *toolset.Assembler {
 		MCP:      mcp,
 		ACP:      a.acp.Tool,
 		Logger:   a.logger,
-	}
-}
-
-// extraTools are the built-ins the lead-agent factory adds by rule.
-func (a *app) extraTools() map[string]*tool.Tool {
-	return map[string]*tool.Tool{
-		builtin.SetupAgentName:  builtin.NewSetupAgent(a.agents, a.logger),
-		builtin.UpdateAgentName: builtin.NewUpdateAgent(builtin.UpdateAgentOptions{Store: a.agents, Config: a.cfg, Logger: a.logger}),
 	}
 }
 
