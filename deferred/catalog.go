@@ -26,7 +26,7 @@ type Catalog struct {
 	tools  []*tool.Tool // catalogue order (the order given to NewCatalog)
 	byName map[string]int
 	hash   string
-	ix     *search.Index // document d is tools[d]
+	ix     *search.Index // over tools: document d is tools[d]
 }
 
 // NewCatalog builds the catalogue of tools, in the given order. Nil
@@ -182,7 +182,7 @@ func (c *Catalog) Search(query string, limit int) []*tool.Tool {
 	case strings.HasPrefix(q, "+"):
 		return c.required(q[1:], limit)
 	}
-	return c.toolsOf(c.ix.Search(q, limit), limit)
+	return c.ix.Search(q, limit)
 }
 
 // required implements "+kw rest".

@@ -377,6 +377,7 @@ func isLowerASCII(c byte) bool { return 'a' <= c && c <= 'z' }
 func buildIndexSplit(tools []*tool.Tool, m int, beside func()) *Index {
 	n := len(tools)
 	ix := &Index{
+		tools:      tools,
 		n:          n,
 		terms:      make(map[string]int32, 4096),
 		words:      make(map[string]int32, 4096),

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/antlerhq/antler/tool"
 )
 
 // The fields of a tool that ranked search reads.
@@ -77,6 +79,7 @@ type posting struct {
 // documents are the tools given to [Build]. It is immutable once Build
 // returns and safe for concurrent use.
 type Index struct {
+	tools    []*tool.Tool // the documents, as given to Build (not copied)
 	n        int
 	terms    map[string]int32 // term → id
 	postings [][]posting      // by term id

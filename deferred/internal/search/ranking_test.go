@@ -23,9 +23,9 @@ func testTool(server, name, desc string) *tool.Tool {
 }
 
 // topName returns the name of the best tool for query, "" for none.
-func topName(ix *Index, tools []*tool.Tool, query string) string {
+func topName(ix *Index, query string) string {
 	if got := ix.Search(query, 1); len(got) > 0 {
-		return tools[got[0]].Name
+		return got[0].Name
 	}
 	return ""
 }
@@ -66,7 +66,7 @@ func TestRankingSignals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := topName(ix, tools, tt.query); got != tt.want {
+			if got := topName(ix, tt.query); got != tt.want {
 				t.Errorf("Search(%q) top = %q, want %s", tt.query, got, tt.want)
 			}
 		})

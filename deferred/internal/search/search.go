@@ -16,7 +16,8 @@ const serverKey = "mcp_server"
 // descriptions of its input schema's properties (and of object properties
 // one level down; a malformed schema contributes what was read before the
 // error) and its server, Meta["mcp_server"] ("" for none). The index keeps
-// the names and descriptions, not the tools. beside, when not nil, runs on
+// tools, not a copy: neither the slice nor the tools may change
+// afterwards. beside, when not nil, runs on
 // a second goroutine during the build, after that goroutine's share of
 // the analysis (on another core when there is one), so that a caller can
 // overlap independent work with the build; Build returns after beside has
@@ -29,21 +30,20 @@ func Build(tools []*tool.Tool, beside func()) *Index {
 	return buildIndexSplit(tools, splitPoint(tools), beside)
 }
 
-// Search returns the documents (indexes into the tools given to Build)
-// that match query, best first, at most limit of them (limit ≤ 0: all):
-// the documents whose "name description" matches query as a
-// case-insensitive regular expression (a literal when it is not a valid
-// one) come first, name matches before description matches and ties by
-// relevance, as in DeerFlow's regex search; then the other documents that
-// share terms with the query, by BM25F relevance.
-func (ix *Index) Search(query string, limit int) []int {
+// Search returns the tools that match query, best first, at most limit
+// of them (limit ≤ 0: all): the tools whose "name description" matches
+// query as a case-insensitive regular expression (a literal when it is
+// not a valid one) come first, name matches before description matches
+// and ties by relevance, as in DeerFlow's regex search; then the other
+// tools that share terms with the query, by BM25F relevance.
+func (ix *Index) Search(query string, limit int) []*tool.Tool {
 	docs := ix.search(query, limit)
 	if limit > 0 && len(docs) > limit {
 		docs = docs[:limit]
 	}
-	out := make([]int, len(docs))
+	out := make([]*tool.Tool, len(docs))
 	for i, s := range docs {
-		out[i] = int(s.doc)
+		out[i] = ix.tools[s.doc]
 	}
 	return out
 }
@@ -81,7 +81,8 @@ func (ix *Index) search(q string, limit int) []scored {
 	return hits
 }
 
-// Rerank orders the documents docs, stably, by the number of
+// Rerank orders the documents docs (indexes into the tools given to
+// Build), stably, by the number of
 // non-overlapping matches of query in their "name description" (query
 // compiled as in [Index.Search]), as DeerFlow orders the tools of its
 // "+keyword rest" form; relevance to query breaks ties and orders the

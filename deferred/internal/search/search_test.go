@@ -19,18 +19,22 @@ func TestSearch(t *testing.T) {
 	tests := []struct {
 		name, query string
 		limit       int
-		want        []int
+		want        []string
 	}{
-		{"words, best first", "create an issue", 2, []int{1, 0}},
-		{"regex matches first, name matches before description matches", "list", 0, []int{0, 2}},
-		{"a regex", "^slack_.*chan", 5, []int{2}},
-		{"limit ≤ 0 returns every match", "repository issues", 0, []int{0, 1}},
-		{"an invalid regex is a literal", "issue(", 5, []int{0, 1}},
-		{"nothing shared", "zzqx", 5, []int{}},
+		{"words, best first", "create an issue", 2, []string{"github_create_issue", "github_list_issues"}},
+		{"regex matches first, name matches before description matches", "list", 0, []string{"github_list_issues", "slack_list_channels"}},
+		{"a regex", "^slack_.*chan", 5, []string{"slack_list_channels"}},
+		{"limit ≤ 0 returns every match", "repository issues", 0, []string{"github_list_issues", "github_create_issue"}},
+		{"an invalid regex is a literal", "issue(", 5, []string{"github_list_issues", "github_create_issue"}},
+		{"nothing shared", "zzqx", 5, []string{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, ix.Search(tt.query, tt.limit)); diff != "" {
+			got := []string{}
+			for _, tl := range ix.Search(tt.query, tt.limit) {
+				got = append(got, tl.Name)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Search(%q, %d) (-want +got):\n%s", tt.query, tt.limit, diff)
 			}
 		})
