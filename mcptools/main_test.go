@@ -339,5 +339,3 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
-
-func hasPrefix(s, p string) bool { return strings.HasPrefix(s, p) }

@@ -86,6 +86,7 @@ func (m *Manager) newServer(cfg config.MCPServer, baseDir string) *server {
 			log.Debug("MCP server changed its tool list")
 		},
 		ProgressNotificationHandler: m.onProgress,
+		//lint:ignore SA1019 servers still send notifications/message during the protocol's deprecation window; they are logged, never shown to the model
 		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
 			log.Debug("MCP server log message", "level", r.Params.Level, "logger", r.Params.Logger, "data", r.Params.Data)
 		},

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -124,5 +123,3 @@ func (a *app) homeDir() string {
 	}
 	return h
 }
-
-func (a *app) printf(format string, args ...any) { fmt.Fprintf(a.stdout, format, args...) }

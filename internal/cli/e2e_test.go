@@ -102,7 +102,7 @@ func TestE2EParallelUpdatesBothSurvive(t *testing.T) {
 	code, out, errOut = antlerProcess(t, "--config", cfg, "--home", home, "tools", "call", "present_files", "--thread", "t1",
 		"--json", "--args", `{"filepaths":["/mnt/user-data/outputs/a.md"]}`)
 	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
+		t.Fatalf("exit %d: %s\n%s", code, errOut, out)
 	}
 	st := threadArtifacts(t, cfg, home, "t1")
 	if strings.Join(st, ",") != "/mnt/user-data/outputs/a.md,/mnt/user-data/outputs/b.md" {

@@ -150,7 +150,6 @@ type renderer struct {
 	asJSON  bool
 	status  *statusLine
 	midLine bool
-	started map[string]time.Time
 	options []string
 }
 
