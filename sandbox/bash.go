@@ -69,6 +69,7 @@ func (t *Tools) bash(ctx context.Context, call *tool.Call, in bashArgs) (*tool.R
 		timeout = 600 * time.Second
 	}
 	r, err := runCommand(ctx, command, sb.paths.Workspace, SandboxEnv(t.environ(), injected), timeout)
+	t.reportKill(r.killErr)
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return nil, err
@@ -108,4 +109,20 @@ func timeoutNotice(seconds int) string {
 	}
 	return fmt.Sprintf("Command timed out after %d %s and was terminated. To run a long-lived process such as a web server, "+
 		"start it in the background and redirect its output, e.g. `your-command > /mnt/user-data/workspace/server.log 2>&1 &`.", seconds, unit)
+}
+
+// reportKill logs why a timed-out or cancelled command's descendants
+// could not all be killed: once per Tools when this system cannot find
+// them at all, every time otherwise.
+func (t *Tools) reportKill(err error) {
+	switch {
+	case err == nil:
+	case errors.Is(err, errNoProcScan):
+		t.noProcScan.Do(func() {
+			t.logger.Warn("bash: the descendants of a timed-out command that left its process group cannot be found here; only its process group is killed",
+				"error", err)
+		})
+	default:
+		t.logger.Warn("bash: not every process of a timed-out command could be killed", "error", err)
+	}
 }

@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"os"
 	"os/exec"
@@ -18,11 +20,34 @@ const captureLimit = 10 << 20
 // while a background process keeps the pipes open.
 const pipeGrace = 500 * time.Millisecond
 
+// runTagPrefix starts the name of the environment variable that marks
+// every process of one bash command ("ANTLER_SANDBOX_RUN_<32 hex
+// digits>=1"), so that a timed-out command's descendants can be found
+// and killed even when they left its process group (see killTagged).
+// The name, not the value, is unique: an inherited tag (Antler run by
+// an Antler command) is kept beside the new one, so the outer run can
+// still kill the inner run's processes.
+const runTagPrefix = "ANTLER_SANDBOX_RUN_"
+
+// errNoProcScan means a command's detached descendants cannot be found
+// on this system: only its process group is killed.
+var errNoProcScan = errors.New("cannot list processes (/proc)")
+
 // execResult is the outcome of one command.
 type execResult struct {
 	stdout, stderr string
 	exitCode       int
 	timedOut       bool
+	// killErr is why the descendants of a timed-out or cancelled
+	// command could not all be killed (errNoProcScan: not looked for).
+	killErr error
+}
+
+// newRunTag returns a fresh "ANTLER_SANDBOX_RUN_<32 hex digits>=1".
+func newRunTag() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return runTagPrefix + hex.EncodeToString(b[:]) + "=1"
 }
 
 // boundedBuffer keeps the first limit bytes written to it and discards
@@ -59,35 +84,48 @@ func shell() string {
 	return "sh"
 }
 
-// runCommand runs command with `shell -c` in dir, with env, stdin from
-// /dev/null, in its own process group, capturing at most 10 MiB of each
-// stream. After timeout the whole process group is killed. A cancelled
-// ctx kills it too and is returned as the error.
+// runCommand runs command with `shell -c` in dir, with env (the whole
+// environment, to which the run tag is added), stdin from /dev/null, in
+// its own process group, capturing at most 10 MiB of each stream. The call returns when the shell exits (and its output pipes
+// close, or pipeGrace later): background processes it started keep
+// running, as DeerFlow's do. After timeout, or when ctx is cancelled
+// (returned as the error), the shell and every descendant are killed:
+// the process group at once, then every process carrying the command's
+// run tag (see killTagged), setsid'ed ones included.
 func runCommand(ctx context.Context, command, dir string, env []string, timeout time.Duration) (execResult, error) {
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	tag := newRunTag()
 	cmd := exec.CommandContext(runCtx, shell(), "-c", command)
 	cmd.Dir = dir
-	cmd.Env = env
+	cmd.Env = append(env[:len(env):len(env)], tag)
 	cmd.Stdin = nil // /dev/null
 	stdout := &boundedBuffer{limit: captureLimit}
 	stderr := &boundedBuffer{limit: captureLimit}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error {
-		// Kill the whole group: the shell and everything it started.
+		// Kill the whole group (the shell and what stayed in it) at
+		// once, then the descendants that left it.
 		if cmd.Process == nil {
 			return nil
 		}
 		err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		if errors.Is(err, syscall.ESRCH) {
-			return cmd.Process.Kill()
+			err = cmd.Process.Kill()
 		}
+		_ = killTagged(tag)
 		return err
 	}
 	cmd.WaitDelay = pipeGrace
 	err := cmd.Run()
 	res := execResult{stdout: stdout.String(), stderr: stderr.String()}
+	if ctx.Err() != nil || errors.Is(runCtx.Err(), context.DeadlineExceeded) {
+		// Sweep again once the shell is gone: this catches what was forked
+		// during the first sweep, and a deadline that passed after the
+		// shell exited (while its pipes drained), when Cancel never ran.
+		res.killErr = killTagged(tag)
+	}
 	if ctx.Err() != nil {
 		return res, ctx.Err()
 	}

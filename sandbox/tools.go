@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/tool"
@@ -46,7 +47,8 @@ type ToolsOptions struct {
 }
 
 // Tools builds the sandbox tools over a provider. It is immutable after
-// NewTools; the tools it returns are safe for concurrent use.
+// NewTools (but for a log-once flag); the tools it returns are safe for
+// concurrent use.
 type Tools struct {
 	provider  Provider
 	cfg       *config.Config
@@ -55,6 +57,8 @@ type Tools struct {
 	injectEnv func(call *tool.Call) map[string]string
 	skills    SkillGate
 	logger    *slog.Logger
+
+	noProcScan sync.Once // the warning that detached processes cannot be found, logged once
 }
 
 // NewTools returns the tool builder for p.
