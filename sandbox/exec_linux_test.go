@@ -116,6 +116,7 @@ func TestBash_timeoutKillsDetachedDescendants(t *testing.T) {
 		{"double fork inside setsid", "setsid sh -c '(sh -c \"echo \\$\\$ > p4; exec sleep 1000\" &); sleep 1000' & sleep 30"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			pidFile := "p" + tc.command[strings.Index(tc.command, "> p")+3:][:1]
 			got := f.text(t, "u1", "t1", "bash", map[string]any{"command": tc.command})
 			if got != timeoutNotice(1) {
