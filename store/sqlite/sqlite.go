@@ -3,6 +3,10 @@
 // connection and a small pool of readers. Thread states are stored as JSON
 // blobs, one row per checkpoint.
 //
+// Several processes may share a database; each owns the runs it records,
+// and opening the database records the runs of processes that stopped as
+// failed (see StoppedRunError).
+//
 // Start with [Open].
 package sqlite
 
@@ -50,10 +54,12 @@ type Options struct {
 // Store is a SQLite-backed store.Store. It is safe for concurrent use.
 type Store struct {
 	// immutable after Open
-	path   string
-	writer *sql.DB // one connection: SQLite has one writer at a time
-	reader *sql.DB
-	logger *slog.Logger
+	path      string
+	ownersDir string
+	owner     *owner  // this process's claim on the runs it records
+	writer    *sql.DB // one connection: SQLite has one writer at a time
+	reader    *sql.DB
+	logger    *slog.Logger
 	// Prepared statements of the per-step path (parsing SQL dominated a
 	// checkpoint's cost otherwise).
 	touchThread, insertCheckpoint, latestCheckpoint *sql.Stmt
@@ -66,8 +72,11 @@ func OpenDir(dir string, opts *Options) (*Store, error) {
 	return Open(filepath.Join(dir, FileName), opts)
 }
 
-// Open opens (creating if needed) the database at path and migrates its
-// schema. The parent directory is created with mode 0700.
+// Open opens (creating if needed) the database at path, migrates its
+// schema, claims an owner lock in the directory path+"-owners", and
+// records the runs of processes that stopped (killed, crashed) as failed
+// and frees their threads before returning. The parent directory is
+// created with mode 0700.
 func Open(path string, opts *Options) (*Store, error) {
 	var o Options
 	if opts != nil {
@@ -105,9 +114,17 @@ func Open(path string, opts *Options) (*Store, error) {
 	writer.SetMaxOpenConns(1)
 	writer.SetMaxIdleConns(1)
 	writer.SetConnMaxLifetime(0)
-	s := &Store{path: path, writer: writer, logger: logger}
+	s := &Store{path: path, ownersDir: path + ownersSuffix, writer: writer, logger: logger}
 	if err := s.migrate(context.Background()); err != nil {
 		writer.Close()
+		return nil, err
+	}
+	if s.owner, err = claimOwner(s.ownersDir); err != nil {
+		writer.Close()
+		return nil, err
+	}
+	if err := s.recoverRuns(context.Background()); err != nil {
+		s.Close()
 		return nil, err
 	}
 	reader, err := sql.Open("sqlite", dsn("query_only(1)"))
@@ -147,7 +164,9 @@ func (s *Store) prepare(ctx context.Context) error {
 	return nil
 }
 
-// Close closes both connection pools.
+// Close closes both connection pools and gives up the owner lock (runs
+// of this process still pending or running are then failed by the next
+// Open).
 func (s *Store) Close() error {
 	var errs []error
 	for _, st := range []*sql.Stmt{s.touchThread, s.insertCheckpoint, s.latestCheckpoint} {
@@ -158,12 +177,16 @@ func (s *Store) Close() error {
 	if s.reader != nil {
 		errs = append(errs, s.reader.Close())
 	}
-	return errors.Join(append(errs, s.writer.Close())...)
+	errs = append(errs, s.writer.Close())
+	if s.owner != nil {
+		errs = append(errs, s.owner.release())
+	}
+	return errors.Join(errs...)
 }
 
 // schemaVersion is the user_version this Antler writes: 1 created the
-// tables, 2 added runs.token_usage.
-const schemaVersion = 2
+// tables, 2 added runs.token_usage, 3 runs.owner.
+const schemaVersion = 3
 
 func (s *Store) migrate(ctx context.Context) error {
 	var v int
@@ -189,6 +212,14 @@ func (s *Store) migrate(ctx context.Context) error {
 		// NULL: no usage recorded (a run still going, or one that ended
 		// before version 2).
 		stmts = append(stmts, `ALTER TABLE runs ADD COLUMN token_usage TEXT`)
+	}
+	if v < 3 {
+		// The process that recorded the run ('': before version 3,
+		// recovered as a stopped process's); the partial indexes serve
+		// recovery.
+		stmts = append(stmts, `ALTER TABLE runs ADD COLUMN owner TEXT NOT NULL DEFAULT ''`,
+			`CREATE INDEX IF NOT EXISTS runs_active ON runs(owner) WHERE status IN ('pending', 'running')`,
+			`CREATE INDEX IF NOT EXISTS threads_busy ON threads(id) WHERE status = 'busy'`)
 	}
 	stmts = append(stmts, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion))
 	for _, st := range stmts {
@@ -547,7 +578,7 @@ func (s *Store) ListCheckpoints(ctx context.Context, threadID string, limit int,
 	return out, rows.Err()
 }
 
-// CreateRun implements store.Store.
+// CreateRun implements store.Store. The run is owned by this process.
 func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
 	if r.ID == "" {
 		return errors.New("sqlite: run id is empty")
@@ -579,8 +610,8 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
 		return fmt.Errorf("sqlite: create run: %w", err)
 	}
 	_, err = tx.ExecContext(ctx,
-		`INSERT INTO runs (id, thread_id, user_id, agent_name, status, stop_reason, error, metadata, token_usage, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
-		r.ID, r.ThreadID, r.UserID, r.AgentName, r.Status, r.StopReason, r.Error, meta, usage, toNanos(r.CreatedAt), toNanos(r.UpdatedAt))
+		`INSERT INTO runs (id, thread_id, user_id, agent_name, status, stop_reason, error, metadata, token_usage, created_at, updated_at, owner) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
+		r.ID, r.ThreadID, r.UserID, r.AgentName, r.Status, r.StopReason, r.Error, meta, usage, toNanos(r.CreatedAt), toNanos(r.UpdatedAt), s.owner.id)
 	if err != nil {
 		if isUniqueViolation(err) {
 			return fmt.Errorf("run %q: %w", r.ID, store.ErrExists)

@@ -63,8 +63,10 @@ func TestOpenRejectsBadSynchronous(t *testing.T) {
 }
 
 // TestMigratesVersion1 opens a database of schema version 1 (before runs
-// had token_usage) holding a finished run: it is migrated in place, the
-// old run reads with no usage, and new usage is recorded.
+// had token_usage and an owner) holding a finished run and one left
+// running: it is migrated in place, the old run reads with no usage, new
+// usage is recorded, and the run left running (no owner: a process that
+// stopped) is recorded as failed and its thread freed.
 func TestMigratesVersion1(t *testing.T) {
 	path := filepath.Join(t.TempDir(), sqlite.FileName)
 	s, err := sqlite.Open(path, nil)
@@ -84,8 +86,13 @@ func TestMigratesVersion1(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{
+		`DROP INDEX runs_active`,
+		`DROP INDEX threads_busy`,
+		`ALTER TABLE runs DROP COLUMN owner`,
 		`ALTER TABLE runs DROP COLUMN token_usage`,
 		`INSERT INTO runs (id, thread_id, user_id, status, stop_reason, created_at, updated_at) VALUES ('old', 't', 'u', 'success', 'completed', 1, 1)`,
+		`INSERT INTO runs (id, thread_id, user_id, status, created_at, updated_at) VALUES ('stuck', 't', 'u', 'running', 2, 2)`,
+		`UPDATE threads SET status = 'busy'`,
 		`PRAGMA user_version = 1`,
 	} {
 		if _, err := db.ExecContext(ctx, q); err != nil {
@@ -114,5 +121,11 @@ func TestMigratesVersion1(t *testing.T) {
 	}
 	if got, err := s.GetRun(ctx, "old"); err != nil || !cmp.Equal(got.Usage, usage) {
 		t.Errorf("usage after migration = %+v, %v; want %+v", got, err, usage)
+	}
+	if got, err := s.GetRun(ctx, "stuck"); err != nil || got.Status != store.RunError || got.Error != sqlite.StoppedRunError {
+		t.Errorf("run left running = %+v, %v; want error %q", got, err, sqlite.StoppedRunError)
+	}
+	if th, err := s.GetThread(ctx, "t"); err != nil || th.Status != store.ThreadError {
+		t.Errorf("thread of the run left running = %+v, %v; want error", th, err)
 	}
 }
