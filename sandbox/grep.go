@@ -91,16 +91,20 @@ func (t *Tools) grep(ctx context.Context, call *tool.Call, in grepArgs, configur
 		return searchError(sb, in.Path, err, "Unexpected error searching file contents"), nil
 	}
 	g := newGrepSearch(re, limit)
-	if !fi.IsDir() {
+	switch {
+	case fi.Mode().IsRegular():
 		if _, err := g.file(ctx, r, target.Rel, target.Virtual, true); err != nil {
 			return nil, err
 		}
-	} else {
+	case !fi.IsDir():
+		// Never opened: opening a FIFO for reading blocks until a writer comes.
+		g.skip(target.Virtual, "not searched: not a regular file")
+	default:
 		err = walkTree(r, target, func(e walkEntry) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if e.isDir || e.symlink {
+			if !e.regular { // folders, links, and FIFOs, which would block the open
 				return nil
 			}
 			if in.Glob != nil && !pathMatches(*in.Glob, e.rel) {

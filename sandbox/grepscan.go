@@ -78,7 +78,9 @@ func (g *grepSearch) skip(virtual, reason string) {
 // true when the result limit was passed, and an error only for a
 // cancelled ctx.
 func (g *grepSearch) file(ctx context.Context, r *os.Root, name, virtual string, explicit bool) (bool, error) {
-	f, err := r.Open(name)
+	// O_NONBLOCK: a file swapped for a FIFO since it was listed must not
+	// block the open; it does nothing to a regular file.
+	f, err := r.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			g.skip(virtual, readFailure(err))

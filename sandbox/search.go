@@ -19,6 +19,7 @@ type walkEntry struct {
 	virtual string
 	isDir   bool
 	symlink bool
+	regular bool // a regular file (not a folder, link, FIFO, socket or device)
 }
 
 // walkTree walks the folder target (which must exist and be a folder)
@@ -55,7 +56,7 @@ func walkTree(r *os.Root, target vpath.Target, fn func(e walkEntry) error) error
 		}
 		return fn(walkEntry{
 			rel: rel, full: p, virtual: base + "/" + rel,
-			isDir: d.IsDir(), symlink: d.Type()&fs.ModeSymlink != 0,
+			isDir: d.IsDir(), symlink: d.Type()&fs.ModeSymlink != 0, regular: d.Type().IsRegular(),
 		})
 	})
 	if errors.Is(err, errStop) {
