@@ -132,172 +132,211 @@ func (m *skillManager) handle(ctx context.Context, call *tool.Call, in skillMana
 	}
 }
 
+// skillTarget is the user and skill one skill_manage call works on.
+type skillTarget struct {
+	user, name string
+	// threadID is the calling thread, nil outside a thread.
+	threadID *string
+}
+
+// run validates the skill name, serialises the call with others on the
+// same user and skill, and runs the action.
 func (m *skillManager) run(ctx context.Context, call *tool.Call, in skillManageArgs) (string, error) {
 	name, err := skills.ValidateName(in.Name)
 	if err != nil {
 		return "", valueErr("%s", err)
 	}
-	user := call.UserID
-	unlock := m.store.Lock(user, name)
+	unlock := m.store.Lock(call.UserID, name)
 	defer unlock()
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	var threadID *string
+	t := skillTarget{user: call.UserID, name: name}
 	if call.ThreadID != "" {
-		threadID = &call.ThreadID
+		t.threadID = &call.ThreadID
 	}
-	rec := func(action, file string, prev, next *string, scan any) skills.HistoryRecord {
-		return skills.HistoryRecord{Action: action, Author: "agent", ThreadID: threadID, FilePath: file,
-			PrevContent: prev, NewContent: next, Scanner: scan, TS: m.opts.Now().UTC().Format(time.RFC3339)}
-	}
-	deletion := skills.Decision{Decision: skills.DecisionAllow, Reason: "Deletion requested."}
-	s := m.store
-
 	switch in.Action {
 	case "create":
-		if s.CustomExists(user, name) {
-			return "", valueErr("Custom skill '%s' already exists.", name)
-		}
-		if in.Content == nil {
-			return "", valueErr("content is required for create.")
-		}
-		scan, err := m.check(ctx, name, "", skills.SkillFile, *in.Content)
-		if err != nil {
-			return "", err
-		}
-		if err := m.write(user, name, skills.SkillFile, *in.Content, rec("create", skills.SkillFile, nil, in.Content, scan)); err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("Created custom skill '%s'.", name), nil
-
+		return m.create(ctx, t, in)
 	case "edit":
-		if err := s.EnsureEditable(ctx, user, name); err != nil {
-			return "", err
-		}
-		if in.Content == nil {
-			return "", valueErr("content is required for edit.")
-		}
-		scan, err := m.check(ctx, name, "", skills.SkillFile, *in.Content)
-		if err != nil {
-			return "", err
-		}
-		prev, err := s.ReadCustom(user, name)
-		if err != nil {
-			return "", err
-		}
-		if err := m.write(user, name, skills.SkillFile, *in.Content, rec("edit", skills.SkillFile, &prev, in.Content, scan)); err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("Updated custom skill '%s'.", name), nil
-
+		return m.edit(ctx, t, in)
 	case "patch":
-		if err := s.EnsureEditable(ctx, user, name); err != nil {
-			return "", err
-		}
-		if in.Find == nil || in.Replace == nil {
-			return "", valueErr("find and replace are required for patch.")
-		}
-		prev, err := s.ReadCustom(user, name)
-		if err != nil {
-			return "", err
-		}
-		found := 0
-		if *in.Find != "" {
-			found = strings.Count(prev, *in.Find)
-		}
-		if found == 0 {
-			return "", valueErr("Patch target not found in SKILL.md.")
-		}
-		if in.ExpectedCount != nil && found != *in.ExpectedCount {
-			return "", valueErr("Expected %d replacements but found %d.", *in.ExpectedCount, found)
-		}
-		n := 1
-		if in.ExpectedCount != nil {
-			n = *in.ExpectedCount
-		}
-		next := strings.Replace(prev, *in.Find, *in.Replace, n)
-		scan, err := m.check(ctx, name, "", skills.SkillFile, next)
-		if err != nil {
-			return "", err
-		}
-		if err := m.write(user, name, skills.SkillFile, next, rec("patch", skills.SkillFile, &prev, &next, scan)); err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("Patched custom skill '%s' (%d replacement(s) applied, %d match(es) found).", name, n, found), nil
-
+		return m.patch(ctx, t, in)
 	case "delete":
-		if err := s.EnsureEditable(ctx, user, name); err != nil {
-			return "", err
-		}
-		if err := s.AppendHistory(user, name, rec("delete", skills.SkillFile, nil, nil, deletion)); err != nil {
-			return "", err
-		}
-		if err := s.DeleteCustom(user, name); err != nil {
-			return "", err
-		}
-		m.changed(user)
-		return fmt.Sprintf("Deleted custom skill '%s'.", name), nil
-
+		return m.deleteSkill(ctx, t)
 	case "write_file":
-		if err := s.EnsureEditable(ctx, user, name); err != nil {
-			return "", err
-		}
-		if in.Path == nil || in.Content == nil {
-			return "", valueErr("path and content are required for write_file.")
-		}
-		p := *in.Path
-		target, err := s.SupportFile(user, name, p, true)
-		if err != nil {
-			return "", valueErr("%s", err)
-		}
-		if fi, err := os.Stat(target); err == nil && fi.IsDir() {
-			return "", valueErr("Supporting file path '%s' is a directory, not a file.", p)
-		}
-		var prev *string
-		if data, err := os.ReadFile(target); err == nil {
-			t := string(data)
-			prev = &t
-		}
-		scan, err := m.check(ctx, name, s.CustomDir(user, name), p, *in.Content)
-		if err != nil {
-			return "", err
-		}
-		if err := m.write(user, name, p, *in.Content, rec("write_file", p, prev, in.Content, scan)); err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("Wrote '%s' for custom skill '%s'.", p, name), nil
-
+		return m.writeFile(ctx, t, in)
 	case "remove_file":
-		if err := s.EnsureEditable(ctx, user, name); err != nil {
-			return "", err
-		}
-		if in.Path == nil {
-			return "", valueErr("path is required for remove_file.")
-		}
-		p := *in.Path
-		prev, err := s.RemoveCustomFile(user, name, p)
-		if err != nil {
-			if errors.Is(err, skills.ErrNotFound) {
-				return "", err
-			}
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				return "", err
-			}
-			return "", valueErr("%s", err)
-		}
-		if err := s.AppendHistory(user, name, rec("remove_file", p, &prev, nil, deletion)); err != nil {
-			return "", err
-		}
-		m.changed(user)
-		return fmt.Sprintf("Removed '%s' from custom skill '%s'.", p, name), nil
+		return m.removeFile(ctx, t, in)
 	}
-
-	if s.PublicExists(ctx, name) {
+	if m.store.PublicExists(ctx, name) {
 		return "", valueErr("'%s' is a read-only skill (built-in or legacy shared). To customise it, create your own version with the same name.", name)
 	}
 	return "", valueErr("Unsupported action '%s'.", in.Action)
+}
+
+// record returns the history record of an agent's action on file of t,
+// stamped with the current time.
+func (m *skillManager) record(t skillTarget, action, file string, prev, next *string, scan any) skills.HistoryRecord {
+	return skills.HistoryRecord{Action: action, Author: "agent", ThreadID: t.threadID, FilePath: file,
+		PrevContent: prev, NewContent: next, Scanner: scan, TS: m.opts.Now().UTC().Format(time.RFC3339)}
+}
+
+// deletionDecision is the scanner record of a deletion, which is not
+// scanned.
+func deletionDecision() skills.Decision {
+	return skills.Decision{Decision: skills.DecisionAllow, Reason: "Deletion requested."}
+}
+
+// create writes the SKILL.md of a new custom skill.
+func (m *skillManager) create(ctx context.Context, t skillTarget, in skillManageArgs) (string, error) {
+	if m.store.CustomExists(t.user, t.name) {
+		return "", valueErr("Custom skill '%s' already exists.", t.name)
+	}
+	if in.Content == nil {
+		return "", valueErr("content is required for create.")
+	}
+	scan, err := m.check(ctx, t.name, "", skills.SkillFile, *in.Content)
+	if err != nil {
+		return "", err
+	}
+	if err := m.write(t.user, t.name, skills.SkillFile, *in.Content, m.record(t, "create", skills.SkillFile, nil, in.Content, scan)); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("Created custom skill '%s'.", t.name), nil
+}
+
+// edit replaces the SKILL.md of a custom skill.
+func (m *skillManager) edit(ctx context.Context, t skillTarget, in skillManageArgs) (string, error) {
+	if err := m.store.EnsureEditable(ctx, t.user, t.name); err != nil {
+		return "", err
+	}
+	if in.Content == nil {
+		return "", valueErr("content is required for edit.")
+	}
+	scan, err := m.check(ctx, t.name, "", skills.SkillFile, *in.Content)
+	if err != nil {
+		return "", err
+	}
+	prev, err := m.store.ReadCustom(t.user, t.name)
+	if err != nil {
+		return "", err
+	}
+	if err := m.write(t.user, t.name, skills.SkillFile, *in.Content, m.record(t, "edit", skills.SkillFile, &prev, in.Content, scan)); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("Updated custom skill '%s'.", t.name), nil
+}
+
+// patch replaces the first occurrence of a text in the SKILL.md of a
+// custom skill, or the expected number of them.
+func (m *skillManager) patch(ctx context.Context, t skillTarget, in skillManageArgs) (string, error) {
+	if err := m.store.EnsureEditable(ctx, t.user, t.name); err != nil {
+		return "", err
+	}
+	if in.Find == nil || in.Replace == nil {
+		return "", valueErr("find and replace are required for patch.")
+	}
+	prev, err := m.store.ReadCustom(t.user, t.name)
+	if err != nil {
+		return "", err
+	}
+	found := 0
+	if *in.Find != "" {
+		found = strings.Count(prev, *in.Find)
+	}
+	if found == 0 {
+		return "", valueErr("Patch target not found in SKILL.md.")
+	}
+	if in.ExpectedCount != nil && found != *in.ExpectedCount {
+		return "", valueErr("Expected %d replacements but found %d.", *in.ExpectedCount, found)
+	}
+	n := 1
+	if in.ExpectedCount != nil {
+		n = *in.ExpectedCount
+	}
+	next := strings.Replace(prev, *in.Find, *in.Replace, n)
+	scan, err := m.check(ctx, t.name, "", skills.SkillFile, next)
+	if err != nil {
+		return "", err
+	}
+	if err := m.write(t.user, t.name, skills.SkillFile, next, m.record(t, "patch", skills.SkillFile, &prev, &next, scan)); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("Patched custom skill '%s' (%d replacement(s) applied, %d match(es) found).", t.name, n, found), nil
+}
+
+// deleteSkill records the deletion of a custom skill and then deletes it.
+func (m *skillManager) deleteSkill(ctx context.Context, t skillTarget) (string, error) {
+	if err := m.store.EnsureEditable(ctx, t.user, t.name); err != nil {
+		return "", err
+	}
+	if err := m.store.AppendHistory(t.user, t.name, m.record(t, "delete", skills.SkillFile, nil, nil, deletionDecision())); err != nil {
+		return "", err
+	}
+	if err := m.store.DeleteCustom(t.user, t.name); err != nil {
+		return "", err
+	}
+	m.changed(t.user)
+	return fmt.Sprintf("Deleted custom skill '%s'.", t.name), nil
+}
+
+// writeFile creates or replaces a supporting file of a custom skill.
+func (m *skillManager) writeFile(ctx context.Context, t skillTarget, in skillManageArgs) (string, error) {
+	if err := m.store.EnsureEditable(ctx, t.user, t.name); err != nil {
+		return "", err
+	}
+	if in.Path == nil || in.Content == nil {
+		return "", valueErr("path and content are required for write_file.")
+	}
+	p := *in.Path
+	target, err := m.store.SupportFile(t.user, t.name, p, true)
+	if err != nil {
+		return "", valueErr("%s", err)
+	}
+	if fi, err := os.Stat(target); err == nil && fi.IsDir() {
+		return "", valueErr("Supporting file path '%s' is a directory, not a file.", p)
+	}
+	var prev *string
+	if data, err := os.ReadFile(target); err == nil {
+		s := string(data)
+		prev = &s
+	}
+	scan, err := m.check(ctx, t.name, m.store.CustomDir(t.user, t.name), p, *in.Content)
+	if err != nil {
+		return "", err
+	}
+	if err := m.write(t.user, t.name, p, *in.Content, m.record(t, "write_file", p, prev, in.Content, scan)); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("Wrote '%s' for custom skill '%s'.", p, t.name), nil
+}
+
+// removeFile removes a supporting file of a custom skill and records it.
+func (m *skillManager) removeFile(ctx context.Context, t skillTarget, in skillManageArgs) (string, error) {
+	if err := m.store.EnsureEditable(ctx, t.user, t.name); err != nil {
+		return "", err
+	}
+	if in.Path == nil {
+		return "", valueErr("path is required for remove_file.")
+	}
+	p := *in.Path
+	prev, err := m.store.RemoveCustomFile(t.user, t.name, p)
+	if err != nil {
+		if errors.Is(err, skills.ErrNotFound) {
+			return "", err
+		}
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return "", err
+		}
+		return "", valueErr("%s", err)
+	}
+	if err := m.store.AppendHistory(t.user, t.name, m.record(t, "remove_file", p, &prev, nil, deletionDecision())); err != nil {
+		return "", err
+	}
+	m.changed(t.user)
+	return fmt.Sprintf("Removed '%s' from custom skill '%s'.", p, t.name), nil
 }
 
 // check validates SKILL.md content, runs the static scan over the package
