@@ -81,6 +81,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	if o.Schema != "" {
 		cfg.ConnConfig.RuntimeParams["search_path"] = o.Schema
 	}
+	cfg.ShouldPing = shouldPing
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", redact(err))

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Defaults of RetryOptions.
@@ -69,8 +70,13 @@ func newRetrier(o RetryOptions, logger *slog.Logger) retrier {
 func (r retrier) do(ctx context.Context, op string, fn func(ctx context.Context, attempt int) error) error {
 	start := time.Now()
 	delay := r.base
+	retryCtx := context.WithValue(ctx, retryingKey{}, true)
 	for attempt := 1; ; attempt++ {
-		err := fn(ctx, attempt)
+		actx := ctx
+		if attempt > 1 {
+			actx = retryCtx
+		}
+		err := fn(actx, attempt)
 		if r.inject != nil {
 			err = r.inject(op, attempt, err)
 		}
@@ -93,6 +99,19 @@ func (r retrier) do(ctx context.Context, op string, fn func(ctx context.Context,
 	}
 }
 
+// retryingKey marks the context of a retry: the pool pings the idle
+// connection it hands out first (shouldPing), since the failure that
+// caused the retry (a restarted server, terminated backends) has likely
+// killed the pool's other idle connections too, and each dead one would
+// otherwise cost an attempt.
+type retryingKey struct{}
+
+// shouldPing is the pool's ShouldPing: pgx's default (a connection idle
+// for more than a second) and every connection handed to a retry.
+func shouldPing(ctx context.Context, p pgxpool.ShouldPingParams) bool {
+	return p.IdleDuration > time.Second || ctx.Value(retryingKey{}) != nil
+}
+
 // transient reports whether err is a connection failure after which the
 // same statement may succeed on another connection:
 //
@@ -106,7 +125,8 @@ func (r retrier) do(ctx context.Context, op string, fn func(ctx context.Context,
 //   - errors before anything was sent (pgconn.SafeToRetry) and failures
 //     to connect (*pgconn.ConnectError without a server error);
 //   - the connection breaking: EOF, a reset or refused connection, a
-//     closed network connection, pgx's "conn closed".
+//     closed network connection, pgx's "conn closed", and pgxpool
+//     finding no live connection to hand out.
 //
 // The caller's cancellation and deadlines, and timeouts, are never
 // transient.
@@ -136,5 +156,14 @@ func transient(err error) bool {
 		}
 	}
 	var op *net.OpError
-	return errors.As(err, &op)
+	if errors.As(err, &op) {
+		return true
+	}
+	// pgxpool's Acquire gives up after every connection it tried failed
+	// its ping; nothing was sent. It has no sentinel error to test.
+	return strings.Contains(err.Error(), poolExhausted)
 }
+
+// poolExhausted is the text of pgxpool's error when Acquire found no live
+// connection.
+const poolExhausted = "pgxpool: too many failed attempts acquiring connection"

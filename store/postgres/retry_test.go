@@ -24,7 +24,7 @@ import (
 // sent, as pgconn's errors do.
 type safeErr bool
 
-func (e safeErr) Error() string      { return fmt.Sprintf("safe to retry: %v", bool(e)) }
+func (e safeErr) Error() string     { return fmt.Sprintf("safe to retry: %v", bool(e)) }
 func (e safeErr) SafeToRetry() bool { return bool(e) }
 
 func pgErr(code string) error { return &pgconn.PgError{Severity: "FATAL", Code: code, Message: "test"} }
@@ -76,6 +76,7 @@ func TestTransient_classifiesConnectionErrors(t *testing.T) {
 		{"broken pipe", fmt.Errorf("write: %w", syscall.EPIPE), true},
 		{"closed network connection", fmt.Errorf("read: %w", net.ErrClosed), true},
 		{"pgx conn closed", fmt.Errorf("begin: %w", pgconn.ErrConnClosed), true},
+		{"no live connection in the pool", fmt.Errorf("put checkpoint: %w", errors.New(poolExhausted+"; likely bug in PrepareConn, BeforeAcquire, or ShouldPing hook")), true},
 		{"safe to retry", fmt.Errorf("send: %w", safeErr(true)), true},
 		{"not safe to retry", safeErr(false), false},
 		{"cancelled", fmt.Errorf("query: %w", context.Canceled), false},
