@@ -137,8 +137,9 @@ func (r *Replica) Leases() *postgres.Leases { return r.leases }
 func (r *Replica) Events() *postgres.Events { return r.events }
 
 // Options returns o with this replica's RunLocks and with Store wrapped
-// so that every run started here is relayed. o.Store must be the
-// replica's store (or nil, which means it).
+// so that every run started here is relayed and owned by this replica.
+// o.Store must be the replica's store (or nil, which means it): runs are
+// recorded through the replica's store itself.
 func (r *Replica) Options(o Options) Options {
 	o.RunLocks = replicaLocks{r}
 	o.Store = &relayStore{Store: cmp.Or[store.Store](o.Store, r.store), r: r}
@@ -228,9 +229,11 @@ type relayStore struct {
 	r *Replica
 }
 
-// CreateRun implements store.Store.
+// CreateRun implements store.Store. The run is recorded as owned by this
+// replica (postgres.Store.CreateRunOwned), so that the lease sweep fails
+// it if it is ever left running without a live lease.
 func (s *relayStore) CreateRun(ctx context.Context, run *store.Run) error {
-	if err := s.Store.CreateRun(ctx, run); err != nil {
+	if err := s.r.store.CreateRunOwned(ctx, run, s.r.leases.Owner()); err != nil {
 		return err
 	}
 	if srv := s.r.srv.Load(); srv != nil {

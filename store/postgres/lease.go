@@ -246,14 +246,21 @@ func (l *Leases) Get(ctx context.Context, threadID string) (lease Lease, ok bool
 	return lease, true, nil
 }
 
-// sweep deletes every expired lease and fails its run (LostLeaseError);
-// fails every run owned by a replica (runs.owner set) that is pending or
-// running without a live lease of its own (OrphanedRunError: its replica
-// released the lease without recording the outcome, for one because the
-// database connection was lost), even when its thread has since been
-// leased to a new run; and clears the busy status of those runs' threads
-// that no live lease holds. One statement, one snapshot: a lease renewed
-// or a run recorded after it started is seen by the next sweep.
+// sweep, in one statement (one snapshot: a lease renewed or a run
+// recorded after it started is seen by the next sweep):
+//
+//   - deletes every expired lease and fails its run (LostLeaseError);
+//   - fails every run owned by a replica (runs.owner set) that is pending
+//     or running without a live lease of its own (OrphanedRunError: its
+//     replica let the lease go without recording the outcome, for one
+//     because the database connection was lost), even when its thread
+//     has since been leased to a new run;
+//   - frees the threads that are busy without a live lease: those of the
+//     runs above become error; one whose latest run is owned and ended
+//     (its replica recorded the outcome but not the thread's status)
+//     takes the status that outcome gives (error, interrupted, else
+//     idle). A thread whose latest run has no owner (a CLI run) is left
+//     alone.
 const sweep = `WITH dead AS (
 	DELETE FROM antler_run_leases WHERE expires_at < now() RETURNING thread_id, run_id),
 orphans AS (
@@ -266,11 +273,22 @@ failed AS (
 	WHERE antler_runs.status IN ('pending', 'running')
 	  AND (antler_runs.id IN (SELECT run_id FROM dead) OR antler_runs.id IN (SELECT id FROM orphans))
 	RETURNING antler_runs.thread_id, antler_runs.id),
+freed AS (
+	SELECT t.id, CASE
+		WHEN t.id IN (SELECT thread_id FROM dead) OR t.id IN (SELECT thread_id FROM failed) THEN 'error'
+		WHEN r.status = 'error' THEN 'error'
+		WHEN r.status = 'interrupted' THEN 'interrupted'
+		ELSE 'idle' END AS status
+	FROM antler_threads t
+	LEFT JOIN LATERAL (SELECT status, owner FROM antler_runs WHERE thread_id = t.id
+		ORDER BY created_at DESC, seq DESC LIMIT 1) r ON true
+	WHERE t.status = 'busy'
+	  AND NOT EXISTS (SELECT 1 FROM antler_run_leases l WHERE l.thread_id = t.id AND l.expires_at >= now())
+	  AND (t.id IN (SELECT thread_id FROM dead) OR t.id IN (SELECT thread_id FROM failed)
+		OR (r.owner <> '' AND r.status NOT IN ('pending', 'running')))),
 t AS (
-	UPDATE antler_threads SET status = 'error', updated_at = now()
-	WHERE antler_threads.status = 'busy'
-	  AND (antler_threads.id IN (SELECT thread_id FROM dead) OR antler_threads.id IN (SELECT thread_id FROM failed))
-	  AND NOT EXISTS (SELECT 1 FROM antler_run_leases l WHERE l.thread_id = antler_threads.id AND l.expires_at >= now())
+	UPDATE antler_threads SET status = freed.status, updated_at = now()
+	FROM freed WHERE antler_threads.id = freed.id
 	RETURNING 1)
 SELECT thread_id, run_id FROM dead UNION SELECT thread_id, id FROM failed`
 

@@ -261,11 +261,12 @@ func TestLeaseLostIsReported(t *testing.T) {
 // replica releases the lease, and its thread takes a new run at once. The
 // sweep fails the orphan, though no expired lease names it, and leaves the
 // new run, its thread's busy status, and a run recorded without a lease
-// (a CLI run) alone.
+// (a CLI run) alone. A thread left busy after its run's outcome was
+// written takes the status of that outcome.
 func TestLeaseSweep_failsRunLeftRunningAfterItsThreadTookANewRun(t *testing.T) {
 	s := open(t)
 	ctx := t.Context()
-	for _, id := range []string{"t", "cli"} {
+	for _, id := range []string{"t", "cli", "done"} {
 		if err := s.CreateThread(ctx, &store.Thread{ID: id, UserID: "u", Status: store.ThreadBusy}); err != nil {
 			t.Fatal(err)
 		}
@@ -275,7 +276,7 @@ func TestLeaseSweep_failsRunLeftRunningAfterItsThreadTookANewRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateRun(ctx, &store.Run{ID: "r1", ThreadID: "t", UserID: "u", Status: store.RunRunning}); err != nil {
+	if err := s.CreateRunOwned(ctx, &store.Run{ID: "r1", ThreadID: "t", UserID: "u", Status: store.RunRunning}, l.Owner()); err != nil {
 		t.Fatal(err)
 	}
 	release1() // the outcome of r1 was never written
@@ -284,12 +285,24 @@ func TestLeaseSweep_failsRunLeftRunningAfterItsThreadTookANewRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer release2()
-	if err := s.CreateRun(ctx, &store.Run{ID: "r2", ThreadID: "t", UserID: "u", Status: store.RunRunning}); err != nil {
+	if err := s.CreateRunOwned(ctx, &store.Run{ID: "r2", ThreadID: "t", UserID: "u", Status: store.RunRunning}, l.Owner()); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.CreateRun(ctx, &store.Run{ID: "r-cli", ThreadID: "cli", UserID: "u", Status: store.RunRunning}); err != nil {
 		t.Fatal(err)
 	}
+	// A run whose outcome was written but not its thread's status.
+	release3, err := l.Acquire(ctx, "done", "r3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateRunOwned(ctx, &store.Run{ID: "r3", ThreadID: "done", UserID: "u", Status: store.RunRunning}, l.Owner()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.UpdateRun(ctx, "r3", store.RunUpdate{Status: store.RunInterrupted}); err != nil {
+		t.Fatal(err)
+	}
+	release3()
 
 	swept, err := l.Sweep(ctx)
 	if err != nil {
@@ -316,6 +329,9 @@ func TestLeaseSweep_failsRunLeftRunningAfterItsThreadTookANewRun(t *testing.T) {
 		if th, err := s.GetThread(ctx, id); err != nil || th.Status != store.ThreadBusy {
 			t.Errorf("thread %s = %+v, %v; want still busy", id, th, err)
 		}
+	}
+	if th, err := s.GetThread(ctx, "done"); err != nil || th.Status != store.ThreadInterrupted {
+		t.Errorf("thread of the interrupted run = %+v, %v; want interrupted", th, err)
 	}
 	// Without a new run, the orphan's thread is freed as well.
 	release2()

@@ -84,9 +84,10 @@ var migrations = []string{
 	// 4: the replica that held a run's lease when it was recorded ('':
 	// none, as for runs recorded before this version or outside a
 	// gateway), so that the lease sweep can fail an owned run left
-	// running without a live lease; the partial index serves that sweep.
+	// running without a live lease; the partial indexes serve that sweep.
 	`ALTER TABLE antler_runs ADD COLUMN owner text NOT NULL DEFAULT '';
-	CREATE INDEX antler_runs_active ON antler_runs (id) WHERE status IN ('pending', 'running');`,
+	CREATE INDEX antler_runs_active ON antler_runs (id) WHERE status IN ('pending', 'running');
+	CREATE INDEX antler_threads_busy ON antler_threads (id) WHERE status = 'busy';`,
 }
 
 // SchemaVersion is the schema version this Antler writes.

@@ -156,6 +156,7 @@ func TestMigratesVersion2(t *testing.T) {
 		`ALTER TABLE antler_runs DROP COLUMN token_usage`,
 		`ALTER TABLE antler_runs DROP COLUMN owner`,
 		`DROP INDEX antler_runs_active`,
+		`DROP INDEX antler_threads_busy`,
 		`DELETE FROM antler_schema_migrations WHERE version > 2`,
 		`INSERT INTO antler_runs (id, thread_id, user_id, status, stop_reason, created_at, updated_at)
 		 VALUES ('old', 't', 'u', 'success', 'completed', now(), now())`,

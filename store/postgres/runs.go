@@ -14,10 +14,17 @@ import (
 	"github.com/antlerhq/antler/store"
 )
 
-// CreateRun implements store.Store. The run is owned by the replica
-// holding its lease, if any (see Leases: the sweep fails an owned run
-// left running without a live lease).
+// CreateRun implements store.Store. The run has no owner: the lease
+// sweep never fails it (see CreateRunOwned).
 func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
+	return s.CreateRunOwned(ctx, r, "")
+}
+
+// CreateRunOwned is CreateRun for a run started under a lease of the
+// replica named owner (Leases.Owner): the lease sweep fails such a run
+// when it is pending or running without a live lease (the replica let its
+// lease go without recording the outcome, or died).
+func (s *Store) CreateRunOwned(ctx context.Context, r *store.Run, owner string) error {
 	if r.ID == "" {
 		return errors.New("postgres: run id is empty")
 	}
@@ -36,7 +43,7 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
 	}
 	return s.retry.do(ctx, "create run", func(ctx context.Context, attempt int) error {
 		_, err := s.pool.Exec(ctx, createRun,
-			r.ID, r.ThreadID, r.UserID, r.AgentName, r.Status, r.StopReason, r.Error, meta, usage, r.CreatedAt, r.UpdatedAt)
+			r.ID, r.ThreadID, r.UserID, r.AgentName, r.Status, r.StopReason, r.Error, meta, usage, r.CreatedAt, r.UpdatedAt, owner)
 		switch pgCode(err) {
 		case uniqueViolation:
 			// A retry finds the row an earlier attempt committed: that
@@ -55,12 +62,9 @@ func (s *Store) CreateRun(ctx context.Context, r *store.Run) error {
 	})
 }
 
-// createRun inserts a run, owned by the replica that holds its lease
-// (” when it has none: a run not started by a gateway replica).
 const createRun = `INSERT INTO antler_runs
 	(id, thread_id, user_id, agent_name, status, stop_reason, error, metadata, token_usage, created_at, updated_at, owner)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
-		coalesce((SELECT owner FROM antler_run_leases WHERE thread_id = $2 AND run_id = $1), ''))`
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`
 
 // runIs reports whether the stored run r.ID has r's thread and creation
 // time (false when it cannot tell).
