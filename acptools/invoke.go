@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -110,12 +111,7 @@ func (inv *Invoker) Invoke(ctx context.Context, call *tool.Call, name string, a 
 	if err != nil {
 		return invocationError(name, "cannot create the agent workspace: "+stripPath(err)), nil
 	}
-	mask := func(s string) string {
-		if perThread {
-			return inv.layout.Mask(user, thread, s)
-		}
-		return vpath.MaskFolder(s, dir, vpath.ACPWorkspace)
-	}
+	mask := inv.masker(dir, user, thread, perThread)
 	servers := inv.mcpServers(name)
 
 	path, err := exec.LookPath(a.Command)
@@ -143,117 +139,181 @@ func (inv *Invoker) Invoke(ctx context.Context, call *tool.Call, name string, a 
 	}
 	log.Info("spawned ACP agent", "command", path, "args", a.Args, "cwd", dir, "pid", p.cmd.Process.Pid)
 
-	cl := &client{agent: name, autoApprove: a.AutoApprovePermissions, ws: ws, logger: log}
-	conn := acp.NewClientSideConnection(cl, p.stdin, p.stdout)
-	conn.SetLogger(log.With("component", "acp-go-sdk"))
-	p.exited = conn.Done()
-
+	r := inv.connect(name, a, ws, p, log, mask)
 	timeout := DefaultTimeout
 	if a.TimeoutSeconds > 0 {
 		timeout = time.Duration(a.TimeoutSeconds) * time.Second
 	}
-	seconds := int(timeout / time.Second)
+	r.seconds = int(timeout / time.Second)
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	// failed classifies an error of a protocol step: the caller's
-	// cancellation, the timeout, or a failure of the agent.
-	failed := func(step string, err error) (*tool.Result, error) {
-		if ctx.Err() != nil {
-			p.stop(0)
-			return nil, ctx.Err()
-		}
-		if tctx.Err() != nil {
-			p.stop(0)
-			log.Error("ACP agent timed out; process group killed", "timeout_s", seconds, "step", step)
-			return errorResult(timeoutText(name, seconds)), nil
-		}
-		p.stop(inv.shutdownGrace)
-		log.Error("ACP agent invocation failed", "step", step, "err", err)
-		return invocationError(name, mask(p.describe(step, err))), nil
+	sess, step, err := r.openSession(tctx, a, dir, servers)
+	if err != nil {
+		return r.failed(ctx, tctx, step, err)
 	}
+	return r.prompt(ctx, tctx, sess, prompt)
+}
 
-	if _, err := conn.Initialize(tctx, acp.InitializeRequest{
+// masker returns the function that hides host paths of the call's
+// workspace dir in texts shown to the model: the thread's virtual paths
+// for a per-thread workspace, the ACP workspace's for the global one.
+func (inv *Invoker) masker(dir, user, thread string, perThread bool) func(string) string {
+	return func(s string) string {
+		if perThread {
+			return inv.layout.Mask(user, thread, s)
+		}
+		return vpath.MaskFolder(s, dir, vpath.ACPWorkspace)
+	}
+}
+
+// agentRun is one Invoke's running agent: its process, its ACP connection
+// and what is needed to report on them.
+type agentRun struct {
+	inv  *Invoker
+	name string
+	log  *slog.Logger
+	mask func(string) string
+	p    *process
+	cl   *client
+	conn *acp.ClientSideConnection
+	// seconds is the invocation's timeout, for the timeout text.
+	seconds int
+}
+
+// connect opens the ACP connection over the agent's stdin and stdout,
+// served by a client on workspace ws.
+func (inv *Invoker) connect(name string, a config.ACPAgent, ws *workspace, p *process, log *slog.Logger, mask func(string) string) *agentRun {
+	cl := &client{agent: name, autoApprove: a.AutoApprovePermissions, ws: ws, logger: log}
+	conn := acp.NewClientSideConnection(cl, p.stdin, p.stdout)
+	conn.SetLogger(log.With("component", "acp-go-sdk"))
+	p.exited = conn.Done()
+	return &agentRun{inv: inv, name: name, log: log, mask: mask, p: p, cl: cl, conn: conn}
+}
+
+// openSession initializes the connection and opens a session in dir with
+// the MCP servers (and the agent's model, if set). On failure it returns
+// the protocol step that failed.
+func (r *agentRun) openSession(tctx context.Context, a config.ACPAgent, dir string, servers []acp.McpServer) (acp.SessionId, string, error) {
+	if _, err := r.conn.Initialize(tctx, acp.InitializeRequest{
 		ProtocolVersion: acp.ProtocolVersionNumber,
 		ClientCapabilities: acp.ClientCapabilities{
 			Fs: acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true},
 		},
-		ClientInfo: &acp.Implementation{Name: "antler", Title: acp.Ptr("Antler"), Version: inv.version},
+		ClientInfo: &acp.Implementation{Name: "antler", Title: acp.Ptr("Antler"), Version: r.inv.version},
 	}); err != nil {
-		return failed("initialize", err)
+		return "", "initialize", err
 	}
 	req := acp.NewSessionRequest{Cwd: dir, McpServers: servers}
 	if a.Model != nil && *a.Model != "" {
 		req.Meta = map[string]any{"model": *a.Model}
 	}
-	sess, err := conn.NewSession(tctx, req)
+	sess, err := r.conn.NewSession(tctx, req)
 	if err != nil {
-		return failed("session/new", err)
+		return "", "session/new", err
 	}
+	return sess.SessionId, "", nil
+}
 
+// failed classifies an error of a protocol step: the caller's
+// cancellation (ctx), the timeout (tctx), or a failure of the agent.
+func (r *agentRun) failed(ctx, tctx context.Context, step string, err error) (*tool.Result, error) {
+	if ctx.Err() != nil {
+		r.p.stop(0)
+		return nil, ctx.Err()
+	}
+	if tctx.Err() != nil {
+		r.p.stop(0)
+		r.log.Error("ACP agent timed out; process group killed", "timeout_s", r.seconds, "step", step)
+		return errorResult(timeoutText(r.name, r.seconds)), nil
+	}
+	r.p.stop(r.inv.shutdownGrace)
+	r.log.Error("ACP agent invocation failed", "step", step, "err", err)
+	return invocationError(r.name, r.mask(r.p.describe(step, err))), nil
+}
+
+// promptOutcome is the answer to session/prompt.
+type promptOutcome struct {
+	resp acp.PromptResponse
+	err  error
+}
+
+// prompt sends the prompt to session sess and waits for the answer, the
+// timeout (tctx) or the caller's cancellation (ctx).
+func (r *agentRun) prompt(ctx, tctx context.Context, sess acp.SessionId, prompt string) (*tool.Result, error) {
 	// The prompt runs on a context of its own so that a cancelled call
 	// can first ask the agent to stop (session/cancel) and only then
 	// give up on it.
 	pctx, pcancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer pcancel()
-	type outcome struct {
-		resp acp.PromptResponse
-		err  error
-	}
-	done := make(chan outcome, 1)
+	done := make(chan promptOutcome, 1)
 	go func() {
-		resp, err := conn.Prompt(pctx, acp.PromptRequest{SessionId: sess.SessionId, Prompt: []acp.ContentBlock{acp.TextBlock(prompt)}})
-		done <- outcome{resp, err}
+		resp, err := r.conn.Prompt(pctx, acp.PromptRequest{SessionId: sess, Prompt: []acp.ContentBlock{acp.TextBlock(prompt)}})
+		done <- promptOutcome{resp, err}
 	}()
 
-	var out outcome
-	got := false
 	select {
-	case out = <-done:
-		got = true
+	case out := <-done:
+		if out.err != nil {
+			pcancel()
+			return r.failed(ctx, tctx, "session/prompt", out.err)
+		}
+		return r.finish(out.resp), nil
 	case <-tctx.Done():
+		return r.abandon(ctx, sess, done, pcancel)
 	}
+}
+
+// abandon ends a prompt that ran out of time or whose caller gave up
+// (then the agent is first asked to stop): the prompt's context is
+// cancelled, the agent killed, and abandon waits for the prompt to return.
+func (r *agentRun) abandon(ctx context.Context, sess acp.SessionId, done <-chan promptOutcome, pcancel context.CancelFunc) (*tool.Result, error) {
+	cancelled := ctx.Err() != nil
+	got := false
+	if cancelled {
+		got = r.askToStop(sess, done)
+	}
+	pcancel()
+	r.p.stop(0)
 	if !got {
-		cancelled := ctx.Err() != nil
-		if cancelled {
-			// The caller gave up: ask the agent to stop and give it a
-			// moment to answer the prompt (stopReason "cancelled").
-			go func() { _ = conn.Cancel(context.Background(), acp.CancelNotification{SessionId: sess.SessionId}) }()
-			grace := time.NewTimer(inv.cancelGrace)
-			select {
-			case out = <-done:
-				got = true
-				if out.err == nil {
-					log.Info("ACP agent acknowledged cancellation", "stop_reason", out.resp.StopReason)
-				}
-			case <-grace.C:
-			}
-			grace.Stop()
-		}
-		pcancel()
-		p.stop(0)
-		if !got {
-			<-done // returns once the connection is gone
-		}
-		if cancelled {
-			return nil, ctx.Err()
-		}
-		log.Error("ACP agent timed out; process group killed", "timeout_s", seconds, "step", "session/prompt")
-		return errorResult(timeoutText(name, seconds)), nil
+		<-done // returns once the connection is gone
 	}
-	if out.err != nil {
-		pcancel()
-		return failed("session/prompt", out.err)
+	if cancelled {
+		return nil, ctx.Err()
 	}
+	r.log.Error("ACP agent timed out; process group killed", "timeout_s", r.seconds, "step", "session/prompt")
+	return errorResult(timeoutText(r.name, r.seconds)), nil
+}
+
+// askToStop sends session/cancel for a caller that gave up and gives the
+// agent the cancel grace to answer the prompt (stopReason "cancelled"). It
+// reports whether the answer came.
+func (r *agentRun) askToStop(sess acp.SessionId, done <-chan promptOutcome) bool {
+	go func() { _ = r.conn.Cancel(context.Background(), acp.CancelNotification{SessionId: sess}) }()
+	grace := time.NewTimer(r.inv.cancelGrace)
+	defer grace.Stop()
+	select {
+	case out := <-done:
+		if out.err == nil {
+			r.log.Info("ACP agent acknowledged cancellation", "stop_reason", out.resp.StopReason)
+		}
+		return true
+	case <-grace.C:
+		return false
+	}
+}
+
+// finish ends a turn the agent completed and returns the text it sent.
+func (r *agentRun) finish(resp acp.PromptResponse) *tool.Result {
 	// The turn is over. Closing stdin lets the agent exit; updates that
 	// straggle in after the prompt response are still collected meanwhile.
-	p.stop(inv.shutdownGrace)
-	text := mask(cl.collected())
-	log.Info("ACP agent finished", "stop_reason", out.resp.StopReason, "chars", len(text))
+	r.p.stop(r.inv.shutdownGrace)
+	text := r.mask(r.cl.collected())
+	r.log.Info("ACP agent finished", "stop_reason", resp.StopReason, "chars", len(text))
 	if text == "" {
-		return tool.Text(NoResponse), nil
+		return tool.Text(NoResponse)
 	}
-	return tool.Text(text), nil
+	return tool.Text(text)
 }
 
 // process is a running agent.
