@@ -267,9 +267,11 @@ type Root struct {
 	// Host is the host folder it maps to.
 	Host string
 	// Jail is the host folder every resolved path under this root must
-	// stay in: Host itself, except for the three user-data roots, which
-	// share the thread's user-data folder (a symlink from workspace to
-	// outputs is fine).
+	// stay in: Host itself for mounts and skills; the thread's own folder
+	// (ThreadPaths.Base) for the three user-data roots and the ACP
+	// workspace, so that a symlink from workspace to outputs is fine but
+	// a user-data folder replaced by a symlink out of the thread (host
+	// bash or an MCP stdio server can plant one) is refused.
 	Jail     string
 	ReadOnly bool
 	Kind     RootKind
@@ -282,10 +284,10 @@ func (l *Layout) Roots(user, thread string) ([]Root, error) {
 		return nil, err
 	}
 	roots := []Root{
-		{Virtual: Workspace, Host: tp.Workspace, Jail: tp.UserData, Kind: KindUserData},
-		{Virtual: Uploads, Host: tp.Uploads, Jail: tp.UserData, Kind: KindUserData},
-		{Virtual: Outputs, Host: tp.Outputs, Jail: tp.UserData, Kind: KindUserData},
-		{Virtual: ACPWorkspace, Host: tp.ACPWorkspace, Jail: tp.ACPWorkspace, ReadOnly: true, Kind: KindACP},
+		{Virtual: Workspace, Host: tp.Workspace, Jail: tp.Base, Kind: KindUserData},
+		{Virtual: Uploads, Host: tp.Uploads, Jail: tp.Base, Kind: KindUserData},
+		{Virtual: Outputs, Host: tp.Outputs, Jail: tp.Base, Kind: KindUserData},
+		{Virtual: ACPWorkspace, Host: tp.ACPWorkspace, Jail: tp.Base, ReadOnly: true, Kind: KindACP},
 	}
 	custom := filepath.Join(l.home, "users", user, "skills", "custom")
 	roots = append(roots,

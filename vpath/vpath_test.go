@@ -294,3 +294,50 @@ func BenchmarkMasker(b *testing.B) {
 		_ = m.Mask(text)
 	}
 }
+
+// TestResolveRefusesASymlinkedUserDataFolder: a thread's user-data (or
+// workspace, or ACP workspace) folder replaced by a symlink out of the
+// thread, as host bash or an MCP stdio server can plant, is refused: the
+// jail of those roots is the thread's own folder, not user-data itself.
+func TestResolveRefusesASymlinkedUserDataFolder(t *testing.T) {
+	for _, tc := range []struct {
+		name, replace, virtual string
+	}{
+		{"user-data", "user-data", "/mnt/user-data/workspace/secret"},
+		{"workspace", "user-data/workspace", "/mnt/user-data/workspace/secret"},
+		{"outputs", "user-data/outputs", "/mnt/user-data/outputs/secret"},
+		{"acp workspace", "acp-workspace", "/mnt/acp-workspace/secret"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, _ := newLayout(t)
+			tp, _ := l.ThreadPaths("u1", "t1")
+			outside := t.TempDir()
+			must(t, os.MkdirAll(filepath.Join(outside, "workspace"), 0o755))
+			must(t, os.MkdirAll(filepath.Join(outside, "outputs"), 0o755))
+			must(t, os.WriteFile(filepath.Join(outside, "secret"), []byte("s"), 0o600))
+			must(t, os.WriteFile(filepath.Join(outside, "workspace", "secret"), []byte("s"), 0o600))
+			victim := filepath.Join(tp.Base, filepath.FromSlash(tc.replace))
+			must(t, os.RemoveAll(victim))
+			must(t, os.Symlink(outside, victim))
+			target, err := l.ResolveTarget("u1", "t1", tc.virtual, vpath.Read)
+			if !errors.Is(err, vpath.ErrTraversal) {
+				t.Fatalf("err = %v, want traversal", err)
+			}
+			// The os.Root the sandbox opens refuses it too, even if the
+			// symlink is planted after the check.
+			target, err = l.Locate("u1", "t1", tc.virtual, vpath.Read)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := os.OpenRoot(target.Root.Jail)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if f, err := r.Open(target.Rel); err == nil {
+				f.Close()
+				t.Fatalf("os.Root at %s opened %s through the symlink", target.Root.Jail, target.Rel)
+			}
+		})
+	}
+}
