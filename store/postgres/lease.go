@@ -45,10 +45,11 @@ type LeaseOptions struct {
 	// a replica dies its runs are failed and their threads usable again.
 	// 0 means DefaultLeaseTTL.
 	TTL time.Duration
-	// Heartbeat is the renewal interval of held leases; 0 means TTL/3.
+	// Heartbeat is the renewal interval of held leases, and the time a
+	// renewal (its retries included) may take; 0 means TTL/3.
 	Heartbeat time.Duration
 	// SweepInterval is how often expired leases are swept (their runs
-	// failed); 0 means TTL/2.
+	// failed), and the time a sweep may take; 0 means TTL/2.
 	SweepInterval time.Duration
 	// OnLost is called (on the heartbeat goroutine) for a held lease that
 	// could not be renewed because it expired and was swept or taken: the
@@ -68,6 +69,12 @@ type LeaseOptions struct {
 // thread, whichever comes first. Checkpoints of a run that lost its lease
 // are refused by Store.PutCheckpoint (fencing), so the new holder is the
 // only writer.
+//
+// The guarantee: a run recorded with CreateRunOwned is never left pending
+// or running without a live lease for longer than the TTL plus a sweep
+// interval: a run whose replica died is failed when its lease expires,
+// and one whose replica let the lease go without recording the outcome
+// (the database connection was lost) at the next sweep.
 //
 // Leases is safe for concurrent use. Close stops its goroutine.
 type Leases struct {
@@ -380,13 +387,18 @@ func (l *Leases) loop(ctx context.Context, heartbeat, sweepEvery time.Duration) 
 		case <-ctx.Done():
 			return
 		case <-beat.C:
-			if err := l.renew(ctx); err != nil && ctx.Err() == nil {
+			// Each pass, retries included, ends before the next one is due.
+			bctx, cancel := context.WithTimeout(ctx, heartbeat)
+			if err := l.renew(bctx); err != nil && ctx.Err() == nil {
 				l.logger.Error("run lease heartbeat failed", "err", err)
 			}
+			cancel()
 		case <-sw.C:
-			if _, err := l.Sweep(ctx); err != nil && ctx.Err() == nil {
+			sctx, cancel := context.WithTimeout(ctx, sweepEvery)
+			if _, err := l.Sweep(sctx); err != nil && ctx.Err() == nil {
 				l.logger.Error("run lease sweep failed", "err", err)
 			}
+			cancel()
 		}
 	}
 }

@@ -73,9 +73,15 @@ func claimOwner(dir string) (*owner, error) {
 }
 
 // release removes the owner file, then drops the lock (a process probing
-// it meanwhile finds the owner gone, as it is).
+// it meanwhile finds the owner gone, as it is). Where an open file cannot
+// be removed, it is removed after closing.
 func (o *owner) release() error {
-	return errors.Join(os.Remove(o.path), o.f.Close())
+	rmErr := os.Remove(o.path)
+	closeErr := o.f.Close()
+	if rmErr != nil {
+		rmErr = os.Remove(o.path)
+	}
+	return errors.Join(rmErr, closeErr)
 }
 
 // ownerGone reports whether the process that claimed id has ended: its
