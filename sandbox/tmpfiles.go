@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"path"
 	"strings"
 	"time"
@@ -101,10 +102,20 @@ func removeTemp(r *os.Root, tmp string) error {
 
 // sweepTempFiles removes the temporary files under dir last written
 // before now less tempFileStaleAfter, visiting at most maxSweepEntries
-// entries and never following a symlink. It returns how many it removed
+// entries and never following a symlink (dir itself included). It returns how many it removed
 // and the first error met (a missing dir is none).
 func sweepTempFiles(dir string, now time.Time) (int, error) {
-	r, err := os.OpenRoot(dir)
+	// dir is opened from its parent (the thread's folder), so that a dir
+	// replaced by a symlink out of the thread is refused, not swept.
+	parent, err := os.OpenRoot(filepath.Dir(dir))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return 0, nil
+		}
+		return 0, err
+	}
+	defer parent.Close()
+	r, err := parent.OpenRoot(filepath.Base(dir))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return 0, nil

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestFileTools_refuseASymlinkedUserDataFolder: when a thread's user-data
@@ -43,5 +44,26 @@ func TestFileTools_refuseASymlinkedUserDataFolder(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(outside, "workspace", "planted.txt")); err == nil {
 		t.Error("write_file wrote through the symlinked user-data folder")
+	}
+}
+
+// TestSweepTempFiles_doesNotFollowASymlinkedUserData: the sweep of stale
+// write temp files never removes files through a user-data folder that
+// is a symlink out of the thread.
+func TestSweepTempFiles_doesNotFollowASymlinkedUserData(t *testing.T) {
+	base := t.TempDir()
+	outside := t.TempDir()
+	stale := filepath.Join(outside, ".x.txt.antler-tmp-0123456789ab")
+	mustDo(t, os.WriteFile(stale, []byte("x"), 0o600))
+	old := time.Now().Add(-time.Hour)
+	mustDo(t, os.Chtimes(stale, old, old))
+	userData := filepath.Join(base, "user-data")
+	mustDo(t, os.Symlink(outside, userData))
+	n, err := sweepTempFiles(userData, time.Now())
+	if n != 0 || err == nil {
+		t.Errorf("sweep through a symlinked user-data: removed %d, err %v; want 0 and a refusal", n, err)
+	}
+	if _, err := os.Stat(stale); err != nil {
+		t.Errorf("the file behind the symlink is gone: %v", err)
 	}
 }
