@@ -312,21 +312,49 @@ func defaultOAuth() OAuth {
 }
 
 // server decodes, resolves and validates one server. It never fails the
-// whole file: problems land in the server's Err.
+// whole file: problems land in the server's Err, on the server as decoded
+// up to the problem.
 func (x *extParser) server(name string, raw json.RawMessage) MCPServer {
 	path := joinKey("mcpServers", name)
 	s := MCPServer{Name: name, Enabled: true, Type: "stdio", ToolNamePrefix: true}
-	fail := func(key, format string, args ...any) MCPServer {
-		s.Err = &Error{File: x.file, Line: x.keyLine(name), Key: key, Msg: fmt.Sprintf(format, args...)}
+	r, err := x.decodeServer(&s, raw, path)
+	if err != nil {
+		s.Err = err
 		return s
 	}
+	copyServer(&s, r)
+	if err := x.decodeServerOptions(&s, r, path); err != nil {
+		s.Err = err
+		return s
+	}
+	if err := x.resolveServer(&s, path); err != nil {
+		s.Err = err
+		return s
+	}
+	if !s.Enabled {
+		return s
+	}
+	if err := x.validateServer(&s, path); err != nil {
+		s.Err = err
+	}
+	return s
+}
+
+// serverError is a problem at key of server name's entry.
+func (x *extParser) serverError(name, key, format string, args ...any) error {
+	return &Error{File: x.file, Line: x.keyLine(name), Key: key, Msg: fmt.Sprintf(format, args...)}
+}
+
+// decodeServer decodes the entry of server s at path. When the entry is
+// not a valid object, the error says why and s keeps the entry's enabled
+// flag if it can be read, so that a broken but disabled server stays
+// quiet.
+func (x *extParser) decodeServer(s *MCPServer, raw json.RawMessage, path string) (rawServer, error) {
 	var r rawServer
 	if isJSONNull(raw) || bytes.HasPrefix(bytes.TrimSpace(raw), []byte("[")) {
-		return fail(path, "must be an object")
+		return r, x.serverError(s.Name, path, "must be an object")
 	}
 	if err := json.Unmarshal(raw, &r); err != nil {
-		// Keep the enabled flag if it can be read, so that a broken but
-		// disabled server stays quiet.
 		var en struct {
 			Enabled *bool `json:"enabled"`
 		}
@@ -334,10 +362,16 @@ func (x *extParser) server(name string, raw json.RawMessage) MCPServer {
 			s.Enabled = *en.Enabled
 		}
 		e := jsonError(x.file, x.data, path, err)
-		e.Line = x.keyLine(name)
-		s.Err = e
-		return s
+		e.Line = x.keyLine(s.Name)
+		return r, e
 	}
+	return r, nil
+}
+
+// copyServer sets the fields of s that r holds as they are (the type
+// lower-cased, streamable HTTP spelled "http"), keeping the defaults of
+// those r leaves out.
+func copyServer(s *MCPServer, r rawServer) {
 	if r.Enabled != nil {
 		s.Enabled = *r.Enabled
 	}
@@ -352,6 +386,12 @@ func (x *extParser) server(name string, raw json.RawMessage) MCPServer {
 		s.ToolNamePrefix = *r.ToolNamePrefix
 	}
 	s.ToolCallTimeout = r.ToolCallTimeout
+}
+
+// decodeServerOptions decodes the fields of r that need more than a copy:
+// session_init_timeout (60 seconds when absent, none when null), oauth
+// (over its defaults) and routing.
+func (x *extParser) decodeServerOptions(s *MCPServer, r rawServer, path string) error {
 	def := 60.0
 	s.SessionInitTimeout = &def
 	if len(r.SessionInitTimeout) > 0 {
@@ -360,7 +400,7 @@ func (x *extParser) server(name string, raw json.RawMessage) MCPServer {
 		} else {
 			var v float64
 			if err := json.Unmarshal(r.SessionInitTimeout, &v); err != nil {
-				return fail(joinKey(path, "session_init_timeout"), "must be a number of seconds or null")
+				return x.serverError(s.Name, joinKey(path, "session_init_timeout"), "must be a number of seconds or null")
 			}
 			s.SessionInitTimeout = &v
 		}
@@ -368,46 +408,44 @@ func (x *extParser) server(name string, raw json.RawMessage) MCPServer {
 	if len(r.OAuth) > 0 && !isJSONNull(r.OAuth) {
 		o := defaultOAuth() // absent (or null) fields keep their defaults
 		if err := json.Unmarshal(r.OAuth, &o); err != nil {
-			return fail(joinKey(path, "oauth"), "%v", err)
+			return x.serverError(s.Name, joinKey(path, "oauth"), "%v", err)
 		}
 		s.OAuth = &o
 	}
 	if len(r.Routing) > 0 && !isJSONNull(r.Routing) {
 		rt, err := parseRouting(r.Routing)
 		if err != nil {
-			return fail(joinKey(path, "routing"), "%v", err)
+			return x.serverError(s.Name, joinKey(path, "routing"), "%v", err)
 		}
 		s.Routing = rt
 	}
+	return nil
+}
 
-	if err := x.resolveServer(&s, path); err != nil {
-		s.Err = err
-		return s
-	}
-	if !s.Enabled {
-		return s
-	}
+// validateServer checks that an enabled server has what its transport
+// needs, and a usable OAuth configuration if OAuth is enabled.
+func (x *extParser) validateServer(s *MCPServer, path string) error {
 	switch s.Type {
 	case "stdio":
 		if s.Command == "" {
-			return fail(joinKey(path, "command"), "MCP server '%s' with stdio transport requires 'command' field", name)
+			return x.serverError(s.Name, joinKey(path, "command"), "MCP server '%s' with stdio transport requires 'command' field", s.Name)
 		}
 	case "sse", "http":
 		if s.URL == "" {
-			return fail(joinKey(path, "url"), "MCP server '%s' with %s transport requires 'url' field", name, s.Type)
+			return x.serverError(s.Name, joinKey(path, "url"), "MCP server '%s' with %s transport requires 'url' field", s.Name, s.Type)
 		}
 	default:
-		return fail(joinKey(path, "type"), "MCP server '%s' has unsupported transport type: %s", name, s.Type)
+		return x.serverError(s.Name, joinKey(path, "type"), "MCP server '%s' has unsupported transport type: %s", s.Name, s.Type)
 	}
 	if o := s.OAuth; o != nil && o.Enabled {
 		if o.TokenURL == "" {
-			return fail(joinKey(path, "oauth.token_url"), "is required when oauth is enabled")
+			return x.serverError(s.Name, joinKey(path, "oauth.token_url"), "is required when oauth is enabled")
 		}
 		if o.GrantType != "client_credentials" && o.GrantType != "refresh_token" {
-			return fail(joinKey(path, "oauth.grant_type"), "unsupported grant type %q (client_credentials or refresh_token)", o.GrantType)
+			return x.serverError(s.Name, joinKey(path, "oauth.grant_type"), "unsupported grant type %q (client_credentials or refresh_token)", o.GrantType)
 		}
 	}
-	return s
+	return nil
 }
 
 // parseRouting decodes a routing object strictly and clamps priority.
