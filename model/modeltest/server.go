@@ -165,62 +165,14 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, turn Turn, r
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	bw := bufio.NewWriter(w)
-	flush := func() bool {
-		return bw.Flush() == nil && rc.Flush() == nil
-	}
-	if !flush() || sleep(ctx, turn.Delay) != nil {
+	es := &eventStream{rc: http.NewResponseController(w), bw: bufio.NewWriter(w), chunkDelay: turn.ChunkDelay, model: modelName}
+	if !es.flush() || sleep(ctx, turn.Delay) != nil {
 		return
 	}
-	id := fmt.Sprintf("chatcmpl-%s-%d", Name, time.Now().UnixNano())
-	created := time.Now().Unix()
-	first := true
-	send := func(v any) bool {
-		if !first && turn.ChunkDelay > 0 {
-			if sleep(ctx, turn.ChunkDelay) != nil {
-				return false
-			}
-		}
-		first = false
-		b, _ := json.Marshal(v)
-		bw.WriteString("data: ")
-		bw.Write(b)
-		bw.WriteString("\n\n")
-		return flush()
-	}
-	chunk := func(d apiDelta, finish *string) apiChunk {
-		return apiChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: modelName,
-			Choices: []apiChunkChoice{{Delta: d, FinishReason: finish}}}
-	}
-	empty := ""
-	if !send(chunk(apiDelta{Role: "assistant", Content: &empty}, nil)) {
+	es.id = fmt.Sprintf("chatcmpl-%s-%d", Name, time.Now().UnixNano())
+	es.created = time.Now().Unix()
+	if !s.sendMessage(ctx, es, turn) {
 		return
-	}
-	for _, c := range chunks(turn.Reasoning, s.script.ChunkSize) {
-		if !send(chunk(apiDelta{ReasoningContent: c}, nil)) {
-			return
-		}
-	}
-	for _, c := range chunks(turn.Text, s.script.ChunkSize) {
-		if !send(chunk(apiDelta{Content: &c}, nil)) {
-			return
-		}
-	}
-	for i, tc := range turn.ToolCalls {
-		idx := i
-		head := apiToolCall{Index: &idx, ID: tc.ID, Type: "function"}
-		head.Function.Name = tc.Name
-		if !send(chunk(apiDelta{ToolCalls: []apiToolCall{head}}, nil)) {
-			return
-		}
-		for _, frag := range argFragments(string(tc.Arguments), s.script.ChunkSize) {
-			part := apiToolCall{Index: &idx}
-			part.Function.Arguments = frag
-			if !send(chunk(apiDelta{ToolCalls: []apiToolCall{part}}, nil)) {
-				return
-			}
-		}
 	}
 	if turn.Disconnect {
 		// Abort the response: the connection closes without the end of
@@ -231,22 +183,111 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, turn Turn, r
 		var e apiError
 		e.Error.Message = turn.Error
 		e.Error.Type = "server_error"
-		send(e)
+		es.send(ctx, e)
 		return
 	}
-	finish := string(resp.FinishReason)
-	if !send(chunk(apiDelta{}, &finish)) {
+	if !es.sendEnd(ctx, resp, usage) {
 		return
+	}
+	es.bw.WriteString("data: [DONE]\n\n")
+	es.flush()
+}
+
+// eventStream writes the chunks of one streamed completion as
+// server-sent events.
+type eventStream struct {
+	bw *bufio.Writer
+	rc *http.ResponseController
+	// chunkDelay is the pause before each chunk but the first.
+	chunkDelay time.Duration
+	// sent is whether a chunk was sent.
+	sent bool
+	// id, created and model are the completion's, repeated in each chunk.
+	id      string
+	created int64
+	model   string
+}
+
+// flush sends what is buffered to the client; false means the client is
+// gone.
+func (e *eventStream) flush() bool {
+	return e.bw.Flush() == nil && e.rc.Flush() == nil
+}
+
+// send writes v as one event, after the chunk delay unless it is the
+// first; false means the stream ended (ctx done or client gone).
+func (e *eventStream) send(ctx context.Context, v any) bool {
+	if e.sent && e.chunkDelay > 0 {
+		if sleep(ctx, e.chunkDelay) != nil {
+			return false
+		}
+	}
+	e.sent = true
+	b, _ := json.Marshal(v)
+	e.bw.WriteString("data: ")
+	e.bw.Write(b)
+	e.bw.WriteString("\n\n")
+	return e.flush()
+}
+
+// chunk returns the completion chunk holding delta d (and the finish
+// reason, if any).
+func (e *eventStream) chunk(d apiDelta, finish *string) apiChunk {
+	return apiChunk{ID: e.id, Object: "chat.completion.chunk", Created: e.created, Model: e.model,
+		Choices: []apiChunkChoice{{Delta: d, FinishReason: finish}}}
+}
+
+// sendMessage streams turn's message: the assistant role, the reasoning
+// and text in chunks of the script's size, then each tool call's head and
+// argument fragments.
+func (s *Server) sendMessage(ctx context.Context, es *eventStream, turn Turn) bool {
+	empty := ""
+	if !es.send(ctx, es.chunk(apiDelta{Role: "assistant", Content: &empty}, nil)) {
+		return false
+	}
+	for _, c := range chunks(turn.Reasoning, s.script.ChunkSize) {
+		if !es.send(ctx, es.chunk(apiDelta{ReasoningContent: c}, nil)) {
+			return false
+		}
+	}
+	for _, c := range chunks(turn.Text, s.script.ChunkSize) {
+		if !es.send(ctx, es.chunk(apiDelta{Content: &c}, nil)) {
+			return false
+		}
+	}
+	for i, tc := range turn.ToolCalls {
+		idx := i
+		head := apiToolCall{Index: &idx, ID: tc.ID, Type: "function"}
+		head.Function.Name = tc.Name
+		if !es.send(ctx, es.chunk(apiDelta{ToolCalls: []apiToolCall{head}}, nil)) {
+			return false
+		}
+		for _, frag := range argFragments(string(tc.Arguments), s.script.ChunkSize) {
+			part := apiToolCall{Index: &idx}
+			part.Function.Arguments = frag
+			if !es.send(ctx, es.chunk(apiDelta{ToolCalls: []apiToolCall{part}}, nil)) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// sendEnd streams the finish reason of resp and, when the client asked
+// for it, a chunk with the usage.
+func (e *eventStream) sendEnd(ctx context.Context, resp *model.Response, usage bool) bool {
+	finish := string(resp.FinishReason)
+	if !e.send(ctx, e.chunk(apiDelta{}, &finish)) {
+		return false
 	}
 	if usage {
 		u := apiUsage{PromptTokens: resp.Usage.InputTokens, CompletionTokens: resp.Usage.OutputTokens, TotalTokens: resp.Usage.TotalTokens}
-		c := apiChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: modelName, Choices: []apiChunkChoice{}, Usage: &u}
-		if !send(c) {
-			return
+		c := apiChunk{ID: e.id, Object: "chat.completion.chunk", Created: e.created, Model: e.model, Choices: []apiChunkChoice{}, Usage: &u}
+		if !e.send(ctx, c) {
+			return false
 		}
 	}
-	bw.WriteString("data: [DONE]\n\n")
-	flush()
+	return true
 }
 
 // argFragments splits tool-call arguments the way real servers do: in
