@@ -113,23 +113,6 @@ func isASCIIAlnum(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
-func distinct(ids []int32) []int32 {
-	var out []int32
-	for _, id := range ids {
-		dup := false
-		for _, o := range out {
-			if o == id {
-				dup = true
-				break
-			}
-		}
-		if !dup {
-			out = append(out, id)
-		}
-	}
-	return out
-}
-
 // qterm is a query term and its weight: 1 for a term of the query,
 // prefixWeight for an index term that shares a long prefix with one.
 type qterm struct {
