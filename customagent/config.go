@@ -127,22 +127,12 @@ func (e *ConfigError) Error() string {
 // the file has no name key. An empty file is an empty config.
 func ParseConfig(data []byte, dirName string) (*Config, error) {
 	c := &Config{Name: dirName}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, &ConfigError{Msg: "invalid YAML: " + err.Error()}
+	root, err := configRoot(data)
+	if err != nil {
+		return nil, err
 	}
-	if doc.Kind == 0 { // empty document
+	if root == nil {
 		return c, nil
-	}
-	root := &doc
-	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
-		root = root.Content[0]
-	}
-	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
-		return c, nil
-	}
-	if root.Kind != yaml.MappingNode {
-		return nil, &ConfigError{Line: root.Line, Msg: "the document must be a mapping"}
 	}
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
@@ -155,59 +145,88 @@ func ParseConfig(data []byte, dirName string) (*Config, error) {
 			return nil, &ConfigError{Line: k.Line, Key: key, Msg: "duplicate key"}
 		}
 		seen[key] = true
-		bad := func(msg string) error { return &ConfigError{Line: v.Line, Key: key, Msg: msg} }
-		var err error
-		switch key {
-		case "name":
-			var s *string
-			if s, err = scalarString(v); err == nil && s != nil {
-				c.Name = *s
-			}
-		case "description":
-			var s *string
-			if s, err = scalarString(v); err == nil && s != nil {
-				c.Description = *s
-			}
-		case "model":
-			var s *string
-			if s, err = scalarString(v); err == nil && s != nil {
-				c.Model = *s
-			}
-		case "tool_groups":
-			c.ToolGroups, err = stringList(v)
-		case "skills":
-			c.Skills, err = stringList(v)
-		case "model_settings":
-			c.ModelSettings, err = parseModelSettings(v)
-		case "thinking_enabled":
-			if isNull(v) {
-				break
-			}
-			if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" {
-				err = errors.New("must be true, false or null")
-				break
-			}
-			var b bool
-			if err = v.Decode(&b); err == nil {
-				c.ThinkingEnabled = &b
-			}
-		case "reasoning_effort":
-			var s *string
-			if s, err = scalarString(v); err == nil && s != nil {
-				if *s != "low" && *s != "medium" && *s != "high" {
-					err = errors.New("must be low, medium, high or null")
-				} else {
-					c.ReasoningEffort = *s
-				}
-			}
-		default:
-			c.extra = append(c.extra, extraField{key: key, value: v})
-		}
-		if err != nil {
-			return nil, bad(err.Error())
+		if err := c.setField(key, v); err != nil {
+			return nil, &ConfigError{Line: v.Line, Key: key, Msg: err.Error()}
 		}
 	}
 	return c, nil
+}
+
+// configRoot parses data as YAML and returns its top-level mapping, or
+// nil for an empty or null document.
+func configRoot(data []byte) (*yaml.Node, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, &ConfigError{Msg: "invalid YAML: " + err.Error()}
+	}
+	if doc.Kind == 0 { // empty document
+		return nil, nil
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		return nil, nil
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, &ConfigError{Line: root.Line, Msg: "the document must be a mapping"}
+	}
+	return root, nil
+}
+
+// setField decodes the value v of the top-level key into c; a null value
+// leaves the field as it is, and a key Antler does not know is kept as an
+// extra field. The error says what is wrong with v.
+func (c *Config) setField(key string, v *yaml.Node) error {
+	var err error
+	switch key {
+	case "name":
+		err = setString(&c.Name, v)
+	case "description":
+		err = setString(&c.Description, v)
+	case "model":
+		err = setString(&c.Model, v)
+	case "tool_groups":
+		c.ToolGroups, err = stringList(v)
+	case "skills":
+		c.Skills, err = stringList(v)
+	case "model_settings":
+		c.ModelSettings, err = parseModelSettings(v)
+	case "thinking_enabled":
+		if isNull(v) {
+			break
+		}
+		if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" {
+			err = errors.New("must be true, false or null")
+			break
+		}
+		var b bool
+		if err = v.Decode(&b); err == nil {
+			c.ThinkingEnabled = &b
+		}
+	case "reasoning_effort":
+		var s *string
+		if s, err = scalarString(v); err == nil && s != nil {
+			if *s != "low" && *s != "medium" && *s != "high" {
+				err = errors.New("must be low, medium, high or null")
+			} else {
+				c.ReasoningEffort = *s
+			}
+		}
+	default:
+		c.extra = append(c.extra, extraField{key: key, value: v})
+	}
+	return err
+}
+
+// setString sets *dst to the string scalar v; null leaves it as it is.
+func setString(dst *string, v *yaml.Node) error {
+	s, err := scalarString(v)
+	if err == nil && s != nil {
+		*dst = *s
+	}
+	return err
 }
 
 func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!!null" }
