@@ -76,111 +76,148 @@ Exits 1 when any check fails.`,
 	return c
 }
 
+// runDoctor runs the checks of `antler doctor` in order (config and
+// extensions, tool assembly, models, MCP servers, ACP agents, skills) and
+// returns their lines. A config that does not load ends the run.
 func runDoctor(ctx context.Context, g *globals, timeout time.Duration) []check {
-	var out []check
-	add := func(kind, name, status, detail string, start time.Time) {
-		out = append(out, check{Check: kind, Name: name, Status: status, Detail: detail, DurationMS: time.Since(start).Milliseconds()})
-	}
+	var r doctorReport
 	start := time.Now()
 	a, err := newApp(ctx, g)
 	if err != nil {
-		add("config", g.config, "fail", oneLine(err), start)
-		return out
+		r.add("config", g.config, "fail", oneLine(err), start)
+		return r.checks
 	}
 	defer a.Close()
-	add("config", a.cfg.Path, "ok", fmt.Sprintf("%d models, %d tools", len(a.cfg.Models), len(a.cfg.Tools)), start)
+	r.checkConfig(a, start)
+	r.checkTools(ctx, a)
+	r.checkModels(ctx, a, timeout)
+	r.checkMCP(ctx, a)
+	r.checkACP(a)
+	r.checkSkills(ctx, a, g.user)
+	return r.checks
+}
+
+// doctorReport collects the lines of one `antler doctor` run.
+type doctorReport struct {
+	checks []check
+}
+
+// add appends a line whose check began at start.
+func (r *doctorReport) add(kind, name, status, detail string, start time.Time) {
+	r.checks = append(r.checks, check{Check: kind, Name: name, Status: status, Detail: detail, DurationMS: time.Since(start).Milliseconds()})
+}
+
+// checkConfig reports the loaded config with its warnings, and the
+// extensions file (if any) with its warnings; both checks began at start.
+func (r *doctorReport) checkConfig(a *app, start time.Time) {
+	r.add("config", a.cfg.Path, "ok", fmt.Sprintf("%d models, %d tools", len(a.cfg.Models), len(a.cfg.Tools)), start)
 	for _, w := range a.cfg.Warnings {
-		add("config", a.cfg.Path, "warn", w, start)
+		r.add("config", a.cfg.Path, "warn", w, start)
 	}
 	if a.paths.Extensions == "" {
-		add("extensions", "-", "ok", "no extensions_config.json (no MCP servers)", start)
-	} else {
-		ext, _, err := a.extensions.Get()
-		switch {
-		case err != nil:
-			add("extensions", a.paths.Extensions, "fail", oneLine(err), start)
-		default:
-			add("extensions", a.paths.Extensions, "ok", fmt.Sprintf("%d MCP servers", len(ext.MCPServers)), start)
-			for _, w := range ext.Warnings {
-				add("extensions", a.paths.Extensions, "warn", w, start)
-			}
-		}
+		r.add("extensions", "-", "ok", "no extensions_config.json (no MCP servers)", start)
+		return
 	}
+	ext, _, err := a.extensions.Get()
+	if err != nil {
+		r.add("extensions", a.paths.Extensions, "fail", oneLine(err), start)
+		return
+	}
+	r.add("extensions", a.paths.Extensions, "ok", fmt.Sprintf("%d MCP servers", len(ext.MCPServers)), start)
+	for _, w := range ext.Warnings {
+		r.add("extensions", a.paths.Extensions, "warn", w, start)
+	}
+}
 
-	start = time.Now()
+// checkTools reports whether the tool list assembles without MCP.
+func (r *doctorReport) checkTools(ctx context.Context, a *app) {
+	start := time.Now()
 	ts, err := a.assembler.Assemble(ctx, toolset.Options{})
 	if err != nil {
-		add("tools", "assembly", "fail", oneLine(err), start)
+		r.add("tools", "assembly", "fail", oneLine(err), start)
 	} else {
-		add("tools", "assembly", "ok", fmt.Sprintf("%d tools bound without MCP", len(ts.Entries)), start)
+		r.add("tools", "assembly", "ok", fmt.Sprintf("%d tools bound without MCP", len(ts.Entries)), start)
 	}
+}
 
+// checkModels builds each configured model and pings its endpoint, each
+// ping allowed timeout; no model configured is a failure.
+func (r *doctorReport) checkModels(ctx context.Context, a *app, timeout time.Duration) {
 	if len(a.cfg.Models) == 0 {
-		add("model", "-", "fail", "no models configured", time.Now())
+		r.add("model", "-", "fail", "no models configured", time.Now())
 	}
 	for i, m := range a.cfg.Models {
 		start := time.Now()
 		cm, err := a.g.opts.Registry.BuildModel(ctx, a.env, m, i)
 		if err != nil {
-			add("model", m.Name, "fail", oneLine(err), start)
+			r.add("model", m.Name, "fail", oneLine(err), start)
 			continue
 		}
 		p, ok := cm.(pinger)
 		if !ok {
-			add("model", m.Name, "warn", "provider has no endpoint check", start)
+			r.add("model", m.Name, "warn", "provider has no endpoint check", start)
 			continue
 		}
 		pctx, cancel := context.WithTimeout(ctx, timeout)
 		err = p.Ping(pctx)
 		cancel()
 		if err != nil {
-			add("model", m.Name, "fail", oneLine(err), start)
+			r.add("model", m.Name, "fail", oneLine(err), start)
 		} else {
-			add("model", m.Name, "ok", "endpoint answers", start)
+			r.add("model", m.Name, "ok", "endpoint answers", start)
 		}
 	}
+}
 
+// checkMCP connects to each enabled MCP server and reports its tool count
+// or its failure, with the server's own duration.
+func (r *doctorReport) checkMCP(ctx context.Context, a *app) {
 	results, err := a.mcp.Check(ctx)
 	if err != nil {
-		add("mcp", "-", "fail", oneLine(err), time.Now())
+		r.add("mcp", "-", "fail", oneLine(err), time.Now())
 	}
-	for _, r := range results {
-		status, detail := "ok", fmt.Sprintf("%s, %d tools in %s", r.Transport, r.Tools, r.Duration.Round(time.Millisecond))
-		if r.Err != nil {
-			status, detail = "fail", fmt.Sprintf("%s: %s", r.Transport, oneLine(r.Err))
+	for _, res := range results {
+		status, detail := "ok", fmt.Sprintf("%s, %d tools in %s", res.Transport, res.Tools, res.Duration.Round(time.Millisecond))
+		if res.Err != nil {
+			status, detail = "fail", fmt.Sprintf("%s: %s", res.Transport, oneLine(res.Err))
 		}
-		out = append(out, check{Check: "mcp", Name: r.Server, Status: status, Detail: detail, DurationMS: r.Duration.Milliseconds()})
+		r.checks = append(r.checks, check{Check: "mcp", Name: res.Server, Status: status, Detail: detail, DurationMS: res.Duration.Milliseconds()})
 	}
+}
 
+// checkACP reports whether each ACP agent's command is on PATH.
+func (r *doctorReport) checkACP(a *app) {
 	for _, name := range a.cfg.ACPAgentNames() {
 		start := time.Now()
 		ag := a.cfg.ACPAgents[name]
 		if path, err := exec.LookPath(ag.Command); err != nil {
-			add("acp", name, "fail", fmt.Sprintf("command %q not found in PATH", ag.Command), start)
+			r.add("acp", name, "fail", fmt.Sprintf("command %q not found in PATH", ag.Command), start)
 		} else {
-			add("acp", name, "ok", path, start)
+			r.add("acp", name, "ok", path, start)
 		}
 	}
+}
 
-	start = time.Now()
-	sk, err := a.skills.Load(ctx, g.user)
-	switch {
-	case err != nil:
-		add("skills", g.user, "fail", oneLine(err), start)
-	default:
-		enabled := 0
-		var names []string
-		for _, s := range sk {
-			if s.Enabled {
-				enabled++
-			}
-			names = append(names, s.Name)
-		}
-		detail := fmt.Sprintf("%d skills, %d enabled", len(sk), enabled)
-		if len(names) > 0 {
-			detail += ": " + strings.Join(names, ", ")
-		}
-		add("skills", g.user, "ok", summary(detail, 120), start)
+// checkSkills loads the user's skills and lists them, or reports why they
+// do not load.
+func (r *doctorReport) checkSkills(ctx context.Context, a *app, user string) {
+	start := time.Now()
+	sk, err := a.skills.Load(ctx, user)
+	if err != nil {
+		r.add("skills", user, "fail", oneLine(err), start)
+		return
 	}
-	return out
+	enabled := 0
+	var names []string
+	for _, s := range sk {
+		if s.Enabled {
+			enabled++
+		}
+		names = append(names, s.Name)
+	}
+	detail := fmt.Sprintf("%d skills, %d enabled", len(sk), enabled)
+	if len(names) > 0 {
+		detail += ": " + strings.Join(names, ", ")
+	}
+	r.add("skills", user, "ok", summary(detail, 120), start)
 }

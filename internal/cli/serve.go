@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -21,6 +22,7 @@ import (
 // admin route may write (DeerFlow's variable).
 const stdioAllowlistEnv = "DEER_FLOW_MCP_STDIO_COMMAND_ALLOWLIST"
 
+// newServeCmd returns `antler serve`.
 func newServeCmd(g *globals) *cobra.Command {
 	var addr string
 	c := &cobra.Command{
@@ -43,68 +45,102 @@ their streams end.`,
 		RunE: func(c *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			if err := ensureExtensions(g); err != nil {
-				return err
-			}
-			a, err := newApp(ctx, g)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			st, err := a.openStore()
-			if err != nil {
-				return err
-			}
-			var allow []string
-			for _, s := range strings.Split(g.opts.Getenv(stdioAllowlistEnv), ",") {
-				if s = strings.TrimSpace(s); s != "" {
-					allow = append(allow, s)
-				}
-			}
-			gw, serveGateway, err := a.newGateway(gateway.Options{
-				Config: a.cfg,
-				Store:  st,
-				// The same wiring as run and chat; the gateway sets the store.
-				Factory:        a.factoryOptions(nil),
-				Layout:         a.layout,
-				Agents:         a.agents,
-				Skills:         a.skills,
-				ExtensionsPath: a.paths.Extensions,
-				MCP:            a.mcp,
-				StdioAllowlist: allow,
-				Tokens:         a.cfg.Gateway.Tokens,
-				CORSOrigins:    append(slices.Clone(a.cfg.Gateway.CORSOrigins), gateway.SplitOrigins(g.opts.Getenv("GATEWAY_CORS_ORIGINS"))...),
-				DefaultUserID:  g.user,
-				Logger:         a.logger,
-			})
-			if err != nil {
-				return &config.Error{File: a.cfg.Path, Key: "gateway", Msg: err.Error(), Err: err}
-			}
-			if gw.RequiresLoopback() && !loopbackAddr(addr) {
-				return usageErrorf("--addr %s: without gateway.tokens in config.yaml, antler serve listens on loopback only (127.0.0.1, [::1] or localhost)", addr)
-			}
-			ln, err := net.Listen("tcp", addr)
-			if err != nil {
-				return &exitError{code: 1, err: fmt.Errorf("listen on %s: %w", addr, err)}
-			}
-			if tcp, ok := ln.Addr().(*net.TCPAddr); ok && gw.RequiresLoopback() && !tcp.IP.IsLoopback() {
-				ln.Close()
-				return usageErrorf("--addr %s resolves to %s, which is not a loopback address", addr, tcp.IP)
-			}
-			who := fmt.Sprintf("%d token(s) from gateway.tokens", len(a.cfg.Gateway.Tokens))
-			if gw.RequiresLoopback() {
-				who = fmt.Sprintf("no tokens: every request is user %q, loopback only", gw.DefaultUserID())
-			}
-			fmt.Fprintf(a.stderr, "antler serve: listening on http://%s (%s)\n", ln.Addr(), who)
-			if err := serveGateway(ctx, ln); err != nil && !errors.Is(err, ctx.Err()) {
-				return &exitError{code: 1, err: err}
-			}
-			fmt.Fprintln(a.stderr, "antler serve: stopped")
-			return nil
+			return serve(ctx, g, addr)
 		},
 	}
 	c.Flags().StringVar(&addr, "addr", gateway.DefaultAddr, "address to listen on (host:port)")
 	return c
+}
+
+// serve builds the app and its gateway and serves the gateway on addr
+// until ctx ends.
+func serve(ctx context.Context, g *globals, addr string) error {
+	if err := ensureExtensions(g); err != nil {
+		return err
+	}
+	a, err := newApp(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	gw, serveGateway, err := a.buildGateway()
+	if err != nil {
+		return err
+	}
+	ln, err := listen(gw, addr)
+	if err != nil {
+		return err
+	}
+	who := fmt.Sprintf("%d token(s) from gateway.tokens", len(a.cfg.Gateway.Tokens))
+	if gw.RequiresLoopback() {
+		who = fmt.Sprintf("no tokens: every request is user %q, loopback only", gw.DefaultUserID())
+	}
+	fmt.Fprintf(a.stderr, "antler serve: listening on http://%s (%s)\n", ln.Addr(), who)
+	if err := serveGateway(ctx, ln); err != nil && !errors.Is(err, ctx.Err()) {
+		return &exitError{code: 1, err: err}
+	}
+	fmt.Fprintln(a.stderr, "antler serve: stopped")
+	return nil
+}
+
+// buildGateway opens the app's store and builds the gateway on it, with
+// the app's wiring, and returns the gateway and the function serving it.
+func (a *app) buildGateway() (*gateway.Server, func(context.Context, net.Listener) error, error) {
+	st, err := a.openStore()
+	if err != nil {
+		return nil, nil, err
+	}
+	allow := stdioAllowlist(a.g.opts.Getenv)
+	gw, serveGateway, err := a.newGateway(gateway.Options{
+		Config: a.cfg,
+		Store:  st,
+		// The same wiring as run and chat; the gateway sets the store.
+		Factory:        a.factoryOptions(nil),
+		Layout:         a.layout,
+		Agents:         a.agents,
+		Skills:         a.skills,
+		ExtensionsPath: a.paths.Extensions,
+		MCP:            a.mcp,
+		StdioAllowlist: allow,
+		Tokens:         a.cfg.Gateway.Tokens,
+		CORSOrigins:    append(slices.Clone(a.cfg.Gateway.CORSOrigins), gateway.SplitOrigins(a.g.opts.Getenv("GATEWAY_CORS_ORIGINS"))...),
+		DefaultUserID:  a.g.user,
+		Logger:         a.logger,
+	})
+	if err != nil {
+		return nil, nil, &config.Error{File: a.cfg.Path, Key: "gateway", Msg: err.Error(), Err: err}
+	}
+	return gw, serveGateway, nil
+}
+
+// stdioAllowlist returns the extra stdio MCP commands listed, comma
+// separated, in the environment variable stdioAllowlistEnv.
+func stdioAllowlist(getenv func(string) string) []string {
+	var allow []string
+	for _, s := range strings.Split(getenv(stdioAllowlistEnv), ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			allow = append(allow, s)
+		}
+	}
+	return allow
+}
+
+// listen listens on addr, which must be a loopback address when gw takes
+// no tokens: both the address as given and the one it resolves to are
+// checked.
+func listen(gw *gateway.Server, addr string) (net.Listener, error) {
+	if gw.RequiresLoopback() && !loopbackAddr(addr) {
+		return nil, usageErrorf("--addr %s: without gateway.tokens in config.yaml, antler serve listens on loopback only (127.0.0.1, [::1] or localhost)", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, &exitError{code: 1, err: fmt.Errorf("listen on %s: %w", addr, err)}
+	}
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && gw.RequiresLoopback() && !tcp.IP.IsLoopback() {
+		ln.Close()
+		return nil, usageErrorf("--addr %s resolves to %s, which is not a loopback address", addr, tcp.IP)
+	}
+	return ln, nil
 }
 
 // loopbackAddr reports whether addr's host is a loopback name or address.

@@ -48,6 +48,31 @@ type services struct {
 // sources. It is the one place where the CLI connects Antler's packages.
 func (a *app) wire(ctx context.Context) error {
 	home := a.homeDir()
+	if err := a.wireSandbox(home); err != nil {
+		return err
+	}
+	if err := a.openExtensions(); err != nil {
+		return err
+	}
+	if err := a.wireToolSources(home); err != nil {
+		return err
+	}
+	a.skills = skills.NewStore(skills.OptionsFromConfig(a.cfg, home, a.g.opts.Getenv, a.skillEnableState, a.logger))
+	a.agents = customagent.New(a.layout, &customagent.Options{Logger: a.logger})
+	a.wireBuiltins(ctx)
+	a.policy = skills.NewPolicy(skills.PolicyOptions{Store: a.skills, Logger: a.logger})
+	if err := a.wireSubagents(); err != nil {
+		return err
+	}
+	a.setupAgent = builtin.NewSetupAgent(a.agents, a.logger)
+	a.updateAgent = builtin.NewUpdateAgent(builtin.UpdateAgentOptions{Store: a.agents, Config: a.cfg, Logger: a.logger})
+	return nil
+}
+
+// wireSandbox builds the path layout under home, the local sandbox on it
+// and the factories' environment; a sandbox provider other than the local
+// one is a config error.
+func (a *app) wireSandbox(home string) error {
 	layout, err := vpath.FromConfig(home, a.cfg, a.g.opts.Getenv)
 	if err != nil {
 		return &config.Error{File: a.cfg.Path, Key: "sandbox", Msg: err.Error(), Err: err}
@@ -60,40 +85,53 @@ func (a *app) wire(ctx context.Context) error {
 	// built-ins, ACP and skills agree on every path.
 	a.layout, a.sandbox = layout, sandbox.NewLocal(layout, &sandbox.LocalOptions{Logger: a.logger})
 	a.env = &toolset.Env{Config: a.cfg, Home: home, Logger: a.logger, Sandbox: a.sandbox}
+	return nil
+}
 
-	if a.paths.Extensions != "" {
-		a.extensions = config.NewExtensionsCache(a.paths.Extensions)
-		if _, _, err := a.extensions.Get(); err != nil {
-			var ce *config.Error
-			if errors.As(err, &ce) || !errors.Is(err, os.ErrNotExist) {
-				return err
-			}
-			return &config.Error{File: a.paths.Extensions, Msg: "file not found"}
-		}
+// openExtensions opens the cache of the extensions file, if there is one,
+// and reads it once: a file that does not parse or has gone is an error.
+func (a *app) openExtensions() error {
+	if a.paths.Extensions == "" {
+		return nil
 	}
+	a.extensions = config.NewExtensionsCache(a.paths.Extensions)
+	if _, _, err := a.extensions.Get(); err != nil {
+		var ce *config.Error
+		if errors.As(err, &ce) || !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		return &config.Error{File: a.paths.Extensions, Msg: "file not found"}
+	}
+	return nil
+}
+
+// wireToolSources builds the MCP manager (closed with the app), with its
+// progress line, and the ACP invoker.
+func (a *app) wireToolSources(home string) error {
 	a.mcpProgress = newMCPProgress(newStatusLine(a.stderr, a.g.opts.Getenv))
 	// The layout puts a thread's stdio servers in its workspace and makes
 	// the paths in their results virtual (run, chat and serve alike).
 	a.mcp = mcptools.New(&mcptools.Options{Extensions: a.extensionsSource(), Logger: a.logger, OnStatus: a.mcpProgress.update,
-		Layout: layout})
+		Layout: a.layout})
 	a.onClose(a.mcp.Close)
 
-	a.acp, err = acptools.New(acptools.Options{Layout: layout, Home: home, Logger: a.logger,
+	var err error
+	a.acp, err = acptools.New(acptools.Options{Layout: a.layout, Home: home, Logger: a.logger,
 		Extensions: func() (*config.Extensions, error) {
 			ext, _, err := a.extensionsSource().Get()
 			return ext, err
 		}})
-	if err != nil {
-		return err
-	}
+	return err
+}
 
-	a.skills = skills.NewStore(skills.OptionsFromConfig(a.cfg, home, a.g.opts.Getenv, a.skillEnableState, a.logger))
-	a.agents = customagent.New(layout, &customagent.Options{Logger: a.logger})
-
+// wireBuiltins builds the built-in tools every assembler binds, with
+// skill_manage when skill evolution is enabled (task joins them in
+// wireSubagents).
+func (a *app) wireBuiltins(ctx context.Context) {
 	a.builtins = toolset.Builtins{
-		PresentFiles:     builtin.NewPresentFiles(layout),
+		PresentFiles:     builtin.NewPresentFiles(a.layout),
 		AskClarification: builtin.AskClarification(),
-		ViewImage:        builtin.NewViewImage(layout),
+		ViewImage:        builtin.NewViewImage(a.layout),
 	}
 	if a.cfg.SkillEvolution.Enabled {
 		a.builtins.SkillManage = builtin.NewSkillManage(builtin.SkillManageOptions{
@@ -104,12 +142,17 @@ func (a *app) wire(ctx context.Context) error {
 			Logger:             a.logger,
 		})
 	}
-	a.policy = skills.NewPolicy(skills.PolicyOptions{Store: a.skills, Logger: a.logger})
+}
+
+// wireSubagents builds the subagent executor (closed with the app), the
+// task tool delegating to it and the lead's assembler.
+func (a *app) wireSubagents() error {
 	// Subagents assemble their tools with the built-ins as they are now,
 	// without task (no recursion); the task tool that delegates to them
 	// then joins the built-ins of the lead's assembler. Each assembler
 	// gets its own copy of the built-ins and never sees them change.
 	mcp := mcpSourceWithProgress{a.mcp, a.mcpProgress}
+	var err error
 	a.subagents, err = subagent.New(subagent.Options{
 		Assembler:        a.newAssembler(mcp),
 		Config:           a.cfg,
@@ -125,8 +168,6 @@ func (a *app) wire(ctx context.Context) error {
 	a.onClose(func() error { a.subagents.Close(); return nil })
 	a.builtins.Task = builtin.NewTask(a.subagents)
 	a.assembler = a.newAssembler(mcp)
-	a.setupAgent = builtin.NewSetupAgent(a.agents, a.logger)
-	a.updateAgent = builtin.NewUpdateAgent(builtin.UpdateAgentOptions{Store: a.agents, Config: a.cfg, Logger: a.logger})
 	return nil
 }
 
