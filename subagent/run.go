@@ -40,17 +40,9 @@ func (x *Executor) execute(ctx context.Context, e *execution, typ Type, req buil
 	if err != nil {
 		return failed("%v", err)
 	}
-	prompt := typ.SystemPrompt
-	if x.opts.Skills != nil && (req.Skills == nil || len(req.Skills) > 0) {
-		s, err := x.opts.Skills(ctx, req.UserID, req.Skills)
-		if err != nil {
-			return failed("skills: %v", err)
-		}
-		prompt = joinSections(prompt, s)
-	}
-	if def != nil {
-		prompt = joinSections(prompt, def.Prompt)
-		prompt = joinSections(prompt, def.RoutingPrompt)
+	prompt, err := x.systemPrompt(ctx, typ, req, def)
+	if err != nil {
+		return failed("skills: %v", err)
 	}
 
 	bud := newBudget(typ.TokenBudget)
@@ -64,6 +56,39 @@ func (x *Executor) execute(ctx context.Context, e *execution, typ Type, req buil
 		return failed("%v", err)
 	}
 
+	out, last, runErr := runTask(ctx, a, e, typ, req)
+	if runErr != nil {
+		if ctx.Err() != nil {
+			return outcome{} // timed out or cancelled: the caller decides
+		}
+		return failed("%v", runErr)
+	}
+	return finalOutcome(out, last, bud.wasCapped())
+}
+
+// systemPrompt returns the subagent's system prompt: the type's, then the
+// skills section (unless the task asks for no skills), then the deferred
+// tools' sections. The error is the skills section's.
+func (x *Executor) systemPrompt(ctx context.Context, typ Type, req builtin.TaskRequest, def *deferred.Deferred) (string, error) {
+	prompt := typ.SystemPrompt
+	if x.opts.Skills != nil && (req.Skills == nil || len(req.Skills) > 0) {
+		s, err := x.opts.Skills(ctx, req.UserID, req.Skills)
+		if err != nil {
+			return "", err
+		}
+		prompt = joinSections(prompt, s)
+	}
+	if def != nil {
+		prompt = joinSections(prompt, def.Prompt)
+		prompt = joinSections(prompt, def.RoutingPrompt)
+	}
+	return prompt, nil
+}
+
+// runTask runs agent a on the task's prompt, in the parent's thread
+// state and runtime context marked as a subagent's, reporting each
+// message to e. It returns the run's outcome and the last message.
+func runTask(ctx context.Context, a *agent.Agent, e *execution, typ Type, req builtin.TaskRequest) (*agent.Outcome, model.Message, error) {
 	rc := agent.RuntimeContext{ThreadID: req.ThreadID, UserID: req.UserID, RunID: req.RunID,
 		ModelName: e.modelName, ToolGroups: req.ToolGroups, AvailableSkills: req.Skills}.Map(req.Context)
 	rc["subagent_type"], rc["disable_clarification"], rc["is_subagent"] = typ.Name, true, true
@@ -77,7 +102,7 @@ func (x *Executor) execute(ctx context.Context, e *execution, typ Type, req buil
 		state.ThreadData = &td
 	}
 	var last model.Message
-	out, runErr := a.Invoke(ctx, agent.Input{
+	out, err := a.Invoke(ctx, agent.Input{
 		ThreadID: req.ThreadID, UserID: req.UserID, AgentName: req.AgentName, RunID: req.RunID,
 		Messages: []model.Message{model.UserText(req.Prompt)}, State: state, Context: rc,
 	}, func(ev agent.Event) {
@@ -86,12 +111,14 @@ func (x *Executor) execute(ctx context.Context, e *execution, typ Type, req buil
 			e.observe(last)
 		}
 	})
-	if runErr != nil {
-		if ctx.Err() != nil {
-			return outcome{} // timed out or cancelled: the caller decides
-		}
-		return failed("%v", runErr)
-	}
+	return out, last, err
+}
+
+// finalOutcome turns a finished run into the task's outcome: the answer
+// (the last message, or the result of the tool that ended the run) and
+// why the run stopped early, if it did (tokenCapped: the token budget ran
+// out). A run stopped early without an answer failed.
+func finalOutcome(out *agent.Outcome, last model.Message, tokenCapped bool) outcome {
 	answer := strings.TrimSpace(last.Content)
 	var stop builtin.TaskStopReason
 	switch out.Reason {
@@ -105,7 +132,7 @@ func (x *Executor) execute(ctx context.Context, e *execution, typ Type, req buil
 			answer = strings.TrimSpace(out.State.Messages[n-1].Content)
 		}
 	}
-	if bud.wasCapped() {
+	if tokenCapped {
 		stop = builtin.StopTokenCapped
 	}
 	if stop == builtin.StopTurnCapped && len(last.ToolCalls) > 0 {
