@@ -16,9 +16,10 @@ import (
 
 	"github.com/antlerhq/antler/agent"
 	"github.com/antlerhq/antler/model"
+	"github.com/antlerhq/antler/store"
 )
 
-// runFlags are the flags of `run` and `chat` (SPEC §1.2).
+// runFlags are the flags of `run` and `chat` (README.md, "Using it").
 type runFlags struct {
 	thread    string
 	agentName string
@@ -80,9 +81,12 @@ A run stopped by ask_clarification resumes with the next run on the same
 
 // session runs turns of one thread: the app, its store and the flags.
 type session struct {
-	app      *app
-	flags    *runFlags
-	factory  *agent.Factory
+	app     *app
+	flags   *runFlags
+	factory *agent.Factory
+	store   store.Store
+	// leases is nil except on the Postgres backend (see runLeases).
+	leases   *runLeases
 	threadID string
 	status   *statusLine
 	// lastClarification holds the options of a pending clarification, so
@@ -101,7 +105,7 @@ func newSession(ctx context.Context, g *globals, f *runFlags) (*session, error) 
 	if err != nil {
 		return nil, err
 	}
-	st, err := a.openStore()
+	st, leases, err := a.sessionStore()
 	if err != nil {
 		a.Close()
 		return nil, err
@@ -111,14 +115,21 @@ func newSession(ctx context.Context, g *globals, f *runFlags) (*session, error) 
 		a.Close()
 		return nil, err
 	}
-	return &session{app: a, flags: f, factory: fac, threadID: threadID, status: newStatusLine(g.opts.Stderr, g.opts.Getenv)}, nil
+	return &session{app: a, flags: f, factory: fac, store: st, leases: leases, threadID: threadID,
+		status: newStatusLine(g.opts.Stderr, g.opts.Getenv)}, nil
 }
 
 func (s *session) close() { s.app.Close() }
 
 // turn runs the agent once with the user's text and renders its events.
 func (s *session) turn(ctx context.Context, text string) (*agent.Outcome, error) {
-	lead, err := s.factory.Build(ctx, agent.Request{ThreadID: s.threadID, UserID: s.app.g.user, RunID: "run-" + randomHex(8),
+	runID := "run-" + randomHex(8)
+	release, err := s.leases.hold(ctx, s.store, s.threadID, s.app.g.user, s.flags.agentName, runID)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	lead, err := s.factory.Build(ctx, agent.Request{ThreadID: s.threadID, UserID: s.app.g.user, RunID: runID,
 		AgentName: s.flags.agentName, ModelName: s.flags.model, IsBootstrap: s.flags.bootstrap,
 		SubagentEnabled: s.flags.subagents, NoMCP: s.flags.noMCP})
 	if err != nil {
