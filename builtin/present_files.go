@@ -24,8 +24,8 @@ type presentFilesArgs struct {
 	Filepaths []string `json:"filepaths" jsonschema:"Absolute paths of the files to present. Only files in /mnt/user-data/outputs can be presented."`
 }
 
-// NewPresentFiles returns the present_files tool (DeerFlow reference
-// §5.1). Each path may be a virtual path (/mnt/user-data/...) or a host
+// NewPresentFiles returns the present_files tool (DeerFlow's
+// present_file_tool.py). Each path may be a virtual path (/mnt/user-data/...) or a host
 // path inside the thread's outputs folder; it is resolved through layout
 // for the call's user and thread, with symlinks resolved, and must lie in
 // the outputs folder. All or nothing: one bad path rejects the call. On

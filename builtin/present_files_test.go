@@ -17,11 +17,11 @@ func presentCall(t *testing.T, e *threadEnv, call *tool.Call, paths ...string) *
 	return callTool(t, NewPresentFiles(e.layout), call, map[string]any{"filepaths": paths})
 }
 
-// Reference §15 case 16: host outputs path normalised, virtual path kept,
+// Host outputs path normalised, virtual path kept,
 // path outside outputs rejected with no artifacts, thread id from the
 // runtime context when the call lacks it, the runtime user used for
 // virtual path resolution.
-func TestCase16_PresentFiles(t *testing.T) {
+func TestPresentFiles(t *testing.T) {
 	t.Run("host outputs path normalised", func(t *testing.T) {
 		e := newThreadEnv(t)
 		host := e.write(t, e.tp.Outputs, "sub/report.md", []byte("# r"))

@@ -46,7 +46,7 @@ type setupAgentArgs struct {
 }
 
 // NewSetupAgent returns the setup_agent tool, which the lead-agent factory
-// binds for bootstrap runs only (reference §5.4). The agent's name is the
+// binds for bootstrap runs only (DeerFlow's setup_agent_tool.py). The agent's name is the
 // run's agent (tool.Call.AgentName, or the runtime context's
 // "agent_name"), never an argument. It refuses an empty or blank soul and
 // an invalid name before writing anything; with a name it writes the

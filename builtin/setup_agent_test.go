@@ -8,10 +8,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// Reference §15 case 37: setup_agent rejects invalid and absolute names
+// Setup_agent rejects invalid and absolute names
 // before writing, and an empty or blank soul without overwriting existing
 // SOUL.md files.
-func TestCase37_SetupAgent(t *testing.T) {
+func TestSetupAgent(t *testing.T) {
 	t.Run("invalid names rejected before writing", func(t *testing.T) {
 		e := newAgentEnv(t)
 		outside := filepath.Join(filepath.Dir(e.home), "outside-target")

@@ -68,10 +68,10 @@ func failure(kind, msg string) string {
 	return "Error: Tool 'skill_manage' failed with " + kind + ": " + msg + ". Continue with available context, or choose an alternative tool."
 }
 
-// Reference §15 case 54: create+patch (single occurrence by default),
+// Create+patch (single occurrence by default),
 // public skill not patchable, support-path traversal rejected, static
 // CRITICAL blocks before the LLM, per-user isolation.
-func TestCase54_SkillManage(t *testing.T) {
+func TestSkillManage(t *testing.T) {
 	t.Run("create and patch one occurrence by default", func(t *testing.T) {
 		e := newManageEnv(t)
 		got, isErr := e.call(t, "alice", map[string]any{"action": "create", "name": "demo", "content": skillContent("demo", "step A\nstep A\n")})

@@ -113,7 +113,7 @@ type TaskResult struct {
 
 // Delegator runs subagent tasks for the task tool. subagent.Executor
 // implements it; the interface lives here so that builtin never imports
-// the executor (ARCHITECTURE.md).
+// the executor (docs/architecture.md: layer 3 never imports layer 4).
 type Delegator interface {
 	// ResolveTask resolves a subagent type for a parent running
 	// parentModel. An error is shown to the model as the task's failure
@@ -134,7 +134,7 @@ type taskArgs struct {
 	SubagentType string `json:"subagent_type" jsonschema:"The type of subagent to use. Always provide this parameter third."`
 }
 
-// NewTask returns the task tool (reference §5.6): it resolves the
+// NewTask returns the task tool (DeerFlow's task_tool.py): it resolves the
 // subagent type, emits task_started, runs the task through d while
 // forwarding each new subagent message as task_running, then emits the
 // terminal event (task_completed, task_failed, task_cancelled or

@@ -10,7 +10,7 @@ import (
 	"github.com/antlerhq/antler/model"
 )
 
-// TaskStatus is the terminal status of a delegated task (reference §11.4).
+// TaskStatus is the terminal status of a delegated task (DeerFlow's subagents/status_contract.py).
 type TaskStatus string
 
 // The task statuses.

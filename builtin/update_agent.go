@@ -48,7 +48,7 @@ type UpdateAgentOptions struct {
 }
 
 // NewUpdateAgent returns the update_agent tool, which the lead-agent
-// factory binds in a custom agent's chats (reference §5.4). The agent is
+// factory binds in a custom agent's chats (DeerFlow's setup_agent_tool.py). The agent is
 // the run's (tool.Call.AgentName, or the runtime context's "agent_name")
 // and the user the call's: no other user's folder is ever read or
 // written.

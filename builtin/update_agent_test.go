@@ -23,8 +23,7 @@ func baseAgent() map[string]any {
 	return map[string]any{"name": testAgent, "description": "old desc"}
 }
 
-// Reference §15 case 38.
-func TestCase38_UpdateAgent(t *testing.T) {
+func TestUpdateAgent(t *testing.T) {
 	t.Run("nullish strings are omitted", func(t *testing.T) {
 		e := newAgentEnv(t)
 		dir := e.seed(t, "alice", testAgent, map[string]any{"name": testAgent, "description": "old desc", "skills": []string{"existing"}}, "old soul")

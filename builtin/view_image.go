@@ -43,7 +43,7 @@ type viewImageArgs struct {
 	ImagePath string `json:"image_path" jsonschema:"Absolute /mnt/user-data virtual path to the image file. Supported formats: jpg, jpeg, png, webp, gif."`
 }
 
-// NewViewImage returns the view_image tool (DeerFlow reference §5.3),
+// NewViewImage returns the view_image tool (DeerFlow's view_image_tool.py),
 // bound only when the run's model supports vision. It checks, in order:
 // the path is under /mnt/user-data/{workspace,uploads,outputs}; it
 // resolves inside the thread's folders (symlink escapes refused); it

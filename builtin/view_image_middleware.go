@@ -28,7 +28,7 @@ const imageContextHeader = "Here are the images you've viewed:"
 
 // NewViewImageMiddleware returns the model middleware that shows the
 // model the images view_image recorded (DeerFlow's ViewImageMiddleware;
-// reference §5.3). Install it only when the run's model supports vision.
+// DeerFlow's view_image_tool.py). Install it only when the run's model supports vision.
 //
 // Before a model call it adds one user message to the request, and only
 // to the request (never to the thread state, so no image bytes are ever

@@ -81,8 +81,7 @@ func injected(t *testing.T, cm *captureModel, sent int) *model.Message {
 	return &m
 }
 
-// Reference §15 case 22.
-func TestCase22_ViewImageMiddleware(t *testing.T) {
+func TestViewImageMiddleware(t *testing.T) {
 	e := newThreadEnv(t)
 	e.write(t, e.tp.Workspace, "a.png", pngData)
 	e.write(t, e.tp.Uploads, "b.gif", gifData)

@@ -19,10 +19,10 @@ func viewCall(t *testing.T, e *threadEnv, p string) *tool.Result {
 	return callTool(t, NewViewImage(e.layout), e.call(), map[string]any{"image_path": p})
 }
 
-// Reference §15 case 21: paths outside the three roots, symlink escapes
+// Paths outside the three roots, symlink escapes
 // from uploads, spoofed extensions, mismatched magic bytes and files over
 // 20 MiB are refused; GIF is accepted; read errors do not leak host paths.
-func TestCase21_ViewImage(t *testing.T) {
+func TestViewImage(t *testing.T) {
 	e := newThreadEnv(t)
 	e.write(t, e.tp.Workspace, "ok.png", pngData)
 	e.write(t, e.tp.Uploads, "anim.gif", gifData)

@@ -60,7 +60,7 @@ func (e *env) upload(tid, token string, files map[string]string) (int, map[strin
 }
 
 // TestChatReplay replays the calls DeerFlow's frontend makes for one whole
-// chat (frontend-api.md §5.1): page load, thread creation with a
+// chat (docs/api.md): page load, thread creation with a
 // client-chosen id, an upload before the first run, a streamed run with a
 // tool call, the reload through history and messages/page, the sidebar
 // search, and the artifact download with a Range request.

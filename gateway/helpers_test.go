@@ -265,7 +265,7 @@ func humanInput(text string, extra map[string]any) map[string]any {
 }
 
 // runBody is the run-creation body DeerFlow's frontend sends
-// (frontend-api.md §2.1.2).
+// (docs/api.md).
 func runBody(tid string, msgs ...map[string]any) map[string]any {
 	in := make([]any, len(msgs))
 	for i, m := range msgs {

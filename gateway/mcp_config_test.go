@@ -51,12 +51,11 @@ func server(ext map[string]any, name string) map[string]any {
 	return ext["mcpServers"].(map[string]any)[name].(map[string]any)
 }
 
-// TestCase52_MCPConfigSecrets is reference §15 case 52: GET masks
+// TestMCPConfigSecrets: GET masks
 // secrets; PUT with "***" for an existing key keeps the secret, for a new
 // key is refused with 400; the stdio allowlist, exec flags and startup
 // env denylist apply to servers written through the API.
-func TestCase52_MCPConfigSecrets(t *testing.T) {
-	// Reference §15 case 52.
+func TestMCPConfigSecrets(t *testing.T) {
 	e := newEnv(t, envOptions{extensions: secretsExtensions})
 
 	resp := e.do("GET", "/api/mcp/config", "", nil)

@@ -7,7 +7,7 @@ import (
 )
 
 // DefaultStdioAllowlist are the stdio MCP launchers an API-written server
-// may use (reference §13); Options.StdioAllowlist extends it (DeerFlow's
+// may use (DeerFlow's gateway routers); Options.StdioAllowlist extends it (DeerFlow's
 // DEER_FLOW_MCP_STDIO_COMMAND_ALLOWLIST).
 var DefaultStdioAllowlist = []string{"npx", "uvx"}
 

@@ -12,7 +12,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("/", notFound)
 
-	// LangGraph-shaped threads (frontend-api.md §2.1, §5.1).
+	// LangGraph-shaped threads (docs/api.md).
 	h("POST /api/threads", s.createThread)
 	h("POST /api/threads/search", s.searchThreads)
 	h("GET /api/threads/{tid}", s.getThread)

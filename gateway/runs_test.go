@@ -189,7 +189,7 @@ func TestDisconnect(t *testing.T) {
 }
 
 // TestClarificationRoundTrip: ask_clarification ends the run successfully
-// with the tool-message shape of frontend-api.md §3.5; the answer is an
+// with the tool-message shape of docs/api.md; the answer is an
 // ordinary next run (hidden human message with human_input_response) that
 // resumes the conversation.
 func TestClarificationRoundTrip(t *testing.T) {

@@ -17,7 +17,7 @@ type sseEvent struct {
 }
 
 // sseReader parses an SSE body the way @langchain/langgraph-sdk does
-// (frontend-api.md §3.1): "event:", "data:" and "id:" lines, data lines of
+// (docs/api.md): "event:", "data:" and "id:" lines, data lines of
 // one frame concatenated without newlines and parsed as JSON, lines
 // starting with ':' ignored, a blank line dispatching the frame.
 type sseReader struct {
@@ -158,7 +158,7 @@ func (t *transcript) add(ev sseEvent) error {
 	return nil
 }
 
-// merge applies LangChain's chunk concatenation (frontend-api.md §3.3):
+// merge applies LangChain's chunk concatenation (docs/api.md):
 // the type loses its MessageChunk suffix, string content and string
 // additional_kwargs are appended, tool_call_chunks are merged by index
 // (args appended, id and name replaced). A chunk without id is dropped.
@@ -229,8 +229,7 @@ func (t *transcript) merge(chunk map[string]any) {
 
 var contentLocationRE = regexp.MustCompile(`/threads/([^/]+)/runs/([^/]+)$`)
 
-// runIDFrom extracts the run id the way the SDK does (frontend-api.md
-// §3.1): /threads/<tid>/runs/<rid> at the end of Content-Location.
+// runIDFrom extracts the run id the way the SDK does (docs/api.md): /threads/<tid>/runs/<rid> at the end of Content-Location.
 func runIDFrom(contentLocation, tid string) (string, bool) {
 	m := contentLocationRE.FindStringSubmatch(contentLocation)
 	if m == nil || m[1] != tid {

@@ -13,11 +13,11 @@ import (
 	"github.com/antlerhq/antler/tool"
 )
 
-// Reference §15 case 48, manager side (the signature itself is tested in
+// The extensions-file cache, manager side (the signature itself is tested in
 // config): a content change with the same mtime, with a backward mtime or
 // with the same size makes the tools stale; an unchanged file serves the
 // same slice; a deleted file keeps the last known good tools without error.
-func TestCase48_CacheFollowsExtensionsFileSignature(t *testing.T) {
+func TestCacheFollowsExtensionsFileSignature(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "extensions_config.json")
 	stamp := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	write := func(disabled string, mtime time.Time) {

@@ -38,7 +38,7 @@
 // # Threads and files
 //
 // With [Options.Layout] set, a call made with a user and thread to a stdio
-// server runs as DeerFlow runs it (reference §9.4). Before every such call
+// server runs as DeerFlow runs it (DeerFlow's mcp/session_pool.py). Before every such call
 // the thread's folders are created (through the [vpath.Layout]) with
 // workspace/.mcp/tmp at mode 0700; the thread's session is started in its
 // workspace folder unless the server configures cwd, with TMPDIR, TMP and

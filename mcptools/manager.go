@@ -93,8 +93,8 @@ type Options struct {
 	// notifications/cancelled and becomes an error result.
 	DefaultCallTimeout time.Duration
 	// Layout, if set, gives stdio servers a place in the thread's folders
-	// for calls made with a user and thread, as DeerFlow does (reference
-	// §9.4; see "Threads and files" in the package documentation): the
+	// for calls made with a user and thread, as DeerFlow does (its
+	// mcp/session_pool.py; see "Threads and files" in the package documentation): the
 	// thread's session runs in its workspace folder unless the server
 	// configures cwd, with TMPDIR, TMP and TEMP in workspace/.mcp/tmp
 	// unless its env sets them, and local paths in its results are

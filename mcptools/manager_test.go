@@ -247,11 +247,11 @@ func TestCancellationReachesServer(t *testing.T) {
 	}
 }
 
-// Reference §15 case 50 (call side): Antler applies tool_call_timeout to
+// tool_call_timeout on the call side: Antler applies tool_call_timeout to
 // every transport, where DeerFlow ignores it for sse and http servers
 // (docs/differences.md); the timeout becomes an error result and the
 // server sees notifications/cancelled.
-func TestCase50_ToolCallTimeoutAppliesToHTTP(t *testing.T) {
+func TestToolCallTimeoutAppliesToHTTP(t *testing.T) {
 	srv := newTestServer()
 	m := newManager(t, mcptools.Options{
 		Extensions: mcptools.Static(parseExt(t, `{"s": `+memServerJSON(`"tool_call_timeout": 0.2`)+`}`)),

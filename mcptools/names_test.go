@@ -75,12 +75,12 @@ func FuzzToolName(f *testing.F) {
 	})
 }
 
-// Reference §15 case 49: invalid tool names (newline, '<', markdown) are
+// Invalid tool names (newline, '<', markdown) are
 // handled one by one — Antler sanitises them so they stay callable where
 // DeerFlow drops them (docs/differences.md); the prefix is on by default
 // and can be turned off per server while sessions are still reused; an
 // unprefixed tool whose name starts with "<server>_" keeps its name.
-func TestCase49_InvalidToolNamesSanitisedIndividually(t *testing.T) {
+func TestInvalidToolNamesSanitisedIndividually(t *testing.T) {
 	newSrv := func() *mcp.Server {
 		s := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
 		for _, name := range []string{"ok", "bad\nname", "<tag>", "**md**", "srv_own", "dup name", "dup_name"} {

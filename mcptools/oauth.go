@@ -14,7 +14,7 @@ import (
 	"github.com/antlerhq/antler/config"
 )
 
-// oauthPostTimeout bounds one token request (reference §9.5).
+// oauthPostTimeout bounds one token request (DeerFlow's mcp/oauth.py).
 const oauthPostTimeout = 15 * time.Second
 
 // defaultExpiresIn is used when the token response has no usable expiry.

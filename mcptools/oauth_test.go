@@ -72,12 +72,12 @@ func (c *fakeClock) Add(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-// Reference §15 case 51: OAuth token caching, reserved fields that extra
+// OAuth token caching, reserved fields that extra
 // params cannot override, rotated refresh tokens kept in memory,
 // concurrent callers without deadlock, a cancelled waiter that does not
 // leak the lock, and one failing server that does not drop the others'
 // headers.
-func TestCase51_OAuth(t *testing.T) {
+func TestOAuth(t *testing.T) {
 	t.Run("caching and refresh skew", func(t *testing.T) {
 		ts := newTokenServer(t, func(n int, _ url.Values) (int, map[string]any) {
 			return 200, map[string]any{"access_token": fmt.Sprintf("tok%d", n), "expires_in": 120}

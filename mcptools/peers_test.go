@@ -17,7 +17,7 @@ import (
 	"github.com/antlerhq/antler/tool"
 )
 
-// The real npm MCP servers pinned in testdata/peers (reference/peers.md).
+// The real npm MCP servers pinned in testdata/peers (testdata/peers/package.json).
 // Install them with: npm ci --prefix testdata/peers
 
 var peersDir = filepath.Join("..", "testdata", "peers", "node_modules", "@modelcontextprotocol")

@@ -113,8 +113,8 @@ func snapshotFiles(dir string) map[string]fileStamp {
 	return out
 }
 
-// translator rewrites the local paths of one call's result (reference
-// §9.4 "Local path translation").
+// translator rewrites the local paths of one call's result (DeerFlow's
+// local path translation in mcp/tools.py).
 type translator struct {
 	place  *threadPlace
 	cwd    string               // the server's working directory

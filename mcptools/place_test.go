@@ -15,8 +15,8 @@ import (
 	"github.com/antlerhq/antler/vpath"
 )
 
-// No reference §15 case covers the stdio specifics of §9.4; these tests
-// follow its bullets.
+// The stdio specifics of DeerFlow's mcp/session_pool.py and mcp/tools.py:
+// one session per thread in its workspace, and local path translation.
 
 // placeFixture is a Manager with a layout over a temporary home and the
 // fake "files" server f (plus c, configured with cwd and TMPDIR).

@@ -20,10 +20,10 @@ import (
 // The Manager is the MCP source of toolset.Assemble.
 var _ toolset.MCPSource = (*mcptools.Manager)(nil)
 
-// Reference §15 case 50: discovery timeout skips only the hung server; a
+// Discovery timeout skips only the hung server; a
 // server that exits at once and one that crashes mid-call cost only their
 // own tools; session initialisation at call time is bounded too.
-func TestCase50_DiscoveryTimeoutSkipsOnlyHungServer(t *testing.T) {
+func TestDiscoveryTimeoutSkipsOnlyHungServer(t *testing.T) {
 	ext := parseExt(t, `{
 		"hung": `+fakeServerJSON(t, "hang", `"session_init_timeout": 1`)+`,
 		"gone": `+fakeServerJSON(t, "exit", "")+`,
@@ -91,9 +91,9 @@ func statusByName(m *mcptools.Manager) map[string]mcptools.ServerStatus {
 	return out
 }
 
-// Reference §15 case 50: session initialisation at call time is bounded
+// Session initialisation at call time is bounded
 // by session_init_timeout too; the call gets an error result.
-func TestCase50_SessionInitTimeoutAtCallTime(t *testing.T) {
+func TestSessionInitTimeoutAtCallTime(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "hang-now")
 	ext := parseExt(t, `{"s": `+fakeServerJSON(t, "serve",
 		`"env": {"`+fakeEnv+`": "serve", "FAKE_HANG_IF_EXISTS": "`+marker+`"}, "session_init_timeout": 0.5`)+`}`)

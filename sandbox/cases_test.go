@@ -13,10 +13,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// Reference §15 case 39 (through the tools): host paths in output are
+// Through the tools: host paths in output are
 // masked to virtual ones, including the bare base at the end of output,
 // and Windows-style separators reach the same file.
-func TestCase39_ToolsMapAndMaskPaths(t *testing.T) {
+func TestToolsMapAndMaskPaths(t *testing.T) {
 	f := newFixture(t, fixtureOpts{hostBash: true})
 	tp := f.paths(t, "u1", "t1")
 	mustDo(t, os.WriteFile(filepath.Join(tp.Workspace, "a.txt"), []byte("hello\n"), 0o644))
@@ -35,10 +35,10 @@ func TestCase39_ToolsMapAndMaskPaths(t *testing.T) {
 	}
 }
 
-// Reference §15 case 40 (through the tools): traversal rejected, bare
+// Through the tools: traversal rejected, bare
 // /mnt/user-data rejected, skills writes rejected, read-only mounts
 // respected.
-func TestCase40_ToolsRejectTraversalAndReadOnlyWrites(t *testing.T) {
+func TestToolsRejectTraversalAndReadOnlyWrites(t *testing.T) {
 	mnt := t.TempDir()
 	f := newFixture(t, fixtureOpts{mutate: func(c *config.Config) {
 		c.Sandbox.Mounts = []config.Mount{{HostPath: mnt, ContainerPath: "/mnt/ref", ReadOnly: true}}
@@ -75,11 +75,11 @@ func TestCase40_ToolsRejectTraversalAndReadOnlyWrites(t *testing.T) {
 	}
 }
 
-// Reference §15 case 41: local bash — host paths rejected, http/https URLs
+// Local bash — host paths rejected, http/https URLs
 // allowed, /dev/null and /bin/sh allowed, cd /, cd .., cd $HOME and
 // multiline cd escapes rejected, workspace-relative paths allowed,
 // file:// rejected.
-func TestCase41_LocalBashCommandValidation(t *testing.T) {
+func TestLocalBashCommandValidation(t *testing.T) {
 	f := newFixture(t, fixtureOpts{hostBash: true})
 	for _, tc := range []struct {
 		name, cmd, wantErr string // wantErr "" = allowed
@@ -191,9 +191,9 @@ func TestBashEnvStripsSecrets(t *testing.T) {
 	}
 }
 
-// Reference §15 case 42: truncation helpers never exceed the limit; 0
+// Truncation helpers never exceed the limit; 0
 // disables; head/tail preserved; markers report counts.
-func TestCase42_TruncationHelpers(t *testing.T) {
+func TestTruncationHelpers(t *testing.T) {
 	long := strings.Repeat("a", 500) + "MIDDLE" + strings.Repeat("z", 500)
 	for _, max := range []int{1, 10, 50, 60, 100, 500, 1005, 1006, 5000} {
 		for name, got := range map[string]string{
@@ -251,9 +251,9 @@ func TestCase42_TruncationHelpers(t *testing.T) {
 	}
 }
 
-// Reference §15 case 43: write_file cap — below ok; above → error; append
+// Write_file cap — below ok; above → error; append
 // bypass; env override raise / zero / malformed.
-func TestCase43_WriteFileSizeCap(t *testing.T) {
+func TestWriteFileSizeCap(t *testing.T) {
 	env := map[string]string{}
 	f := newFixture(t, fixtureOpts{rbw: ptr(false), toolsOpt: func(o *ToolsOptions) {
 		o.Getenv = func(k string) string { return env[k] }
@@ -321,9 +321,9 @@ func TestWriteFileCeilingAndErrors(t *testing.T) {
 	}
 }
 
-// Reference §15 case 44: read_file on binary returns the binary-file
+// Read_file on binary returns the binary-file
 // guidance; line-range edge strings.
-func TestCase44_ReadFileBinaryAndLineRanges(t *testing.T) {
+func TestReadFileBinaryAndLineRanges(t *testing.T) {
 	f := newFixture(t, fixtureOpts{})
 	tp := f.paths(t, "u1", "t1")
 	mustDo(t, os.WriteFile(filepath.Join(tp.Uploads, "sheet.xlsx"), []byte("PK\x03\x04\xff\xfe\x00binary"), 0o644))
@@ -376,9 +376,9 @@ func TestCase44_ReadFileBinaryAndLineRanges(t *testing.T) {
 	}
 }
 
-// Reference §15 case 45: str_replace — empty old_str no-op; missing
+// Str_replace — empty old_str no-op; missing
 // string error; replace_all.
-func TestCase45_StrReplace(t *testing.T) {
+func TestStrReplace(t *testing.T) {
 	f := newFixture(t, fixtureOpts{rbw: ptr(false)})
 	tp := f.paths(t, "u1", "t1")
 	file := filepath.Join(tp.Workspace, "s.txt")
@@ -405,9 +405,9 @@ func TestCase45_StrReplace(t *testing.T) {
 	}
 }
 
-// Reference §15 case 46: read-before-write — overwrite of an unread
+// Read-before-write — overwrite of an unread
 // existing file blocked; new file allowed; any write invalidates the mark.
-func TestCase46_ReadBeforeWrite(t *testing.T) {
+func TestReadBeforeWrite(t *testing.T) {
 	f := newFixture(t, fixtureOpts{})
 	tp := f.paths(t, "u1", "t1")
 	p := "/mnt/user-data/workspace/doc.md"
@@ -463,9 +463,9 @@ func TestCase46_ReadBeforeWrite(t *testing.T) {
 	}
 }
 
-// Reference §15 case 47: secret masking — injected values of 8 or more
+// Secret masking — injected values of 8 or more
 // characters are redacted, shorter ones left alone.
-func TestCase47_SecretMasking(t *testing.T) {
+func TestSecretMasking(t *testing.T) {
 	injected := map[string]string{"ERP_TOKEN": "tok-12345678", "SHORT": "abc1234", "LONGER": "tok-12345678-extended"}
 	got := RedactSecrets("a tok-12345678-extended b tok-12345678 c abc1234", injected)
 	if want := "a [redacted] b [redacted] c abc1234"; got != want {

@@ -1,7 +1,7 @@
 // Package sandbox is the local sandbox: a [Provider] that hands out one
 // [Sandbox] per (user, thread), and the file and shell tools that work
 // inside it — ls, read_file, write_file, str_replace, glob, grep and bash —
-// with DeerFlow's arguments, limits and texts (reference §6).
+// with DeerFlow's arguments, limits and texts (DeerFlow's sandbox/tools.py).
 //
 // Start with [NewLocal] (or [FromConfig]) for the provider and [NewTools]
 // for the tools; [ReadBeforeWrite] is the version gate that refuses to

@@ -14,7 +14,7 @@ import (
 // {"path": virtual path, "tool": name}.
 const WriteBlockMeta = "deerflow_write_block"
 
-// ReadBeforeWrite returns the read-before-write gate (reference §4 item
+// ReadBeforeWrite returns the read-before-write gate (DeerFlow's agents/middlewares item
 // 11) as a middleware over calls named write_file, str_replace and
 // read_file; other calls pass through.
 //

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"path"
+	"path/filepath"
 	"strings"
 	"time"
 )

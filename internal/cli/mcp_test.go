@@ -146,7 +146,7 @@ func TestToolsSearch(t *testing.T) {
 	}
 }
 
-// Keyword routing (reference §5.5): a deferred server with routing
+// Keyword routing (DeerFlow's tool_search.py and mcp_routing_middleware.py): a deferred server with routing
 // "prefer" whose keyword appears in the user's message has its tools'
 // schemas in that turn's request without a tool_search; other deferred
 // tools stay hidden.

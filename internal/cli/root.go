@@ -52,7 +52,7 @@ func (o *Options) withDefaults() *Options {
 	return &c
 }
 
-// globals are the flags every command shares (SPEC §1.2).
+// globals are the flags every command shares (README.md, "Using it").
 type globals struct {
 	opts       *Options
 	config     string

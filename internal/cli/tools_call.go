@@ -20,7 +20,7 @@ import (
 	"github.com/antlerhq/antler/toolset"
 )
 
-// callJSON is the output of `antler tools call --json` (SPEC §1.2).
+// callJSON is the output of `antler tools call --json` (README.md, "Using it").
 type callJSON struct {
 	Content  []tool.Block   `json:"content"`
 	IsError  bool           `json:"is_error"`

@@ -11,7 +11,7 @@ import (
 	"github.com/antlerhq/antler/toolset"
 )
 
-// toolJSON is one element of `antler tools list --json` (SPEC §1.2). The
+// toolJSON is one element of `antler tools list --json` (README.md, "Using it"). The
 // field set and order are stable; new fields are only ever added.
 type toolJSON struct {
 	Name        string          `json:"name"`
