@@ -431,96 +431,139 @@ func (r *Replica) joinRemote(w http.ResponseWriter, req *http.Request) {
 	wake, stop := r.events.Watch(sr.ID)
 	defer stop()
 
-	rc := startSSE(w, sr.ThreadID, sr.ID)
-	beat := time.NewTicker(srv.heartbeat)
-	defer beat.Stop()
+	rs := &remoteStream{r: r, w: w, req: req, sr: sr, rc: startSSE(w, sr.ThreadID, sr.ID),
+		heartbeat: srv.heartbeat, beat: time.NewTicker(srv.heartbeat), next: after,
+		cancelOnDisconnect: cancelOnDisconnect, progress: time.Now(),
+		// A run that ended normally has its last frames relayed shortly
+		// after its status changes; only a run without new frames for
+		// this long is ended here (its replica died).
+		grace: max(2*r.poll, 2*time.Second)}
+	defer rs.beat.Stop()
 	poll := time.NewTicker(r.poll)
 	defer poll.Stop()
-	next := after
-	// A run that ended normally has its last frames relayed shortly after
-	// its status changes; only a run without new frames for this long is
-	// ended here (its replica died).
-	grace := max(2*r.poll, 2*time.Second)
-	progress := time.Now()
-	disconnected := func() {
-		if cancelOnDisconnect {
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(req.Context()), 5*time.Second)
-			defer cancel()
-			_ = r.events.RequestCancel(ctx, sr.ID)
-		}
-	}
-	// write sends frames and reports whether the stream must stop.
-	write := func(frames [][]byte) (stop bool) {
-		for _, f := range frames {
-			if _, err := w.Write(f); err != nil {
-				disconnected()
-				return true
-			}
-		}
-		if rc.Flush() != nil {
-			disconnected()
-			return true
-		}
-		beat.Reset(srv.heartbeat)
-		return false
-	}
 	for {
-		frames, err := r.events.Read(req.Context(), sr.ID, next, 500)
-		if err != nil {
-			if req.Context().Err() == nil {
-				r.logger.Error("cannot read relayed frames", "run_id", sr.ID, "err", err)
-			}
+		done, more := rs.relay()
+		if done {
 			return
 		}
-		if len(frames) > 0 {
-			out := make([][]byte, 0, len(frames))
-			end := false
-			for _, f := range frames {
-				out = append(out, f.Data)
-				next = f.Seq
-				end = end || isEndFrame(f.Data)
-			}
-			progress = time.Now()
-			if write(out) || end {
-				return
-			}
-			if len(frames) == 500 {
-				continue
-			}
+		if more {
+			continue
 		}
 		select {
 		case <-wake:
 		case <-poll.C:
-			// No frame for a while: is the run still alive? A run whose
-			// replica died is failed by the lease sweeper; end the
-			// stream as the Server ends a failed run.
-			cur, active, err := r.runState(req.Context(), sr.ThreadID, sr.ID)
-			if active || err != nil || time.Since(progress) < grace {
-				continue
+			if rs.endIfGone() {
+				return
 			}
-			rest, err := r.events.Read(req.Context(), sr.ID, next, 0)
-			if err == nil && len(rest) > 0 {
-				continue // frames arrived meanwhile: send them first
-			}
-			var tail [][]byte
-			if cur != nil && cur.Status == store.RunError {
-				payload, _ := json.Marshal(map[string]any{"message": cur.Error, "name": "RunError"})
-				tail = append(tail, sseFrame("error", string(payload), next+1))
-				next++
-			}
-			write(append(tail, sseFrame("end", "null", next+1)))
-			return
-		case <-beat.C:
-			if _, err := w.Write([]byte(": heartbeat\n\n")); err != nil || rc.Flush() != nil {
-				disconnected()
+		case <-rs.beat.C:
+			if _, err := w.Write([]byte(": heartbeat\n\n")); err != nil || rs.rc.Flush() != nil {
+				rs.disconnected()
 				return
 			}
 		case <-req.Context().Done():
-			disconnected()
+			rs.disconnected()
 			return
 		case <-r.closing:
 			return // no end frame: the run goes on; the client rejoins elsewhere
 		}
+	}
+}
+
+// remoteStream is one client's stream of a run on another replica: the
+// relayed frames after next, heartbeats, and the end of a run whose
+// replica died.
+type remoteStream struct {
+	r                  *Replica
+	w                  http.ResponseWriter
+	req                *http.Request
+	sr                 *store.Run
+	rc                 *http.ResponseController
+	heartbeat          time.Duration
+	beat               *time.Ticker
+	next               int       // the last frame sent
+	cancelOnDisconnect bool      // cancel the run when the client goes
+	progress           time.Time // when a frame last arrived
+	grace              time.Duration
+}
+
+// relayFrames is how many relayed frames one read returns at most.
+const relayFrames = 500
+
+// relay sends the frames relayed since the last one sent. done means the
+// stream must stop (the end frame was sent, the client went, or the
+// relay failed); more means a full page was read and more may wait.
+func (s *remoteStream) relay() (done, more bool) {
+	frames, err := s.r.events.Read(s.req.Context(), s.sr.ID, s.next, relayFrames)
+	if err != nil {
+		if s.req.Context().Err() == nil {
+			s.r.logger.Error("cannot read relayed frames", "run_id", s.sr.ID, "err", err)
+		}
+		return true, false
+	}
+	if len(frames) == 0 {
+		return false, false
+	}
+	out := make([][]byte, 0, len(frames))
+	end := false
+	for _, f := range frames {
+		out = append(out, f.Data)
+		s.next = f.Seq
+		end = end || isEndFrame(f.Data)
+	}
+	s.progress = time.Now()
+	if s.write(out) || end {
+		return true, false
+	}
+	return false, len(frames) == relayFrames
+}
+
+// endIfGone checks, after a while without frames, whether the run is
+// still alive; a run whose replica died is failed by the lease sweeper,
+// and its stream ends here as the Server ends a failed run. It reports
+// whether the stream ended.
+func (s *remoteStream) endIfGone() bool {
+	ctx := s.req.Context()
+	cur, active, err := s.r.runState(ctx, s.sr.ThreadID, s.sr.ID)
+	if active || err != nil || time.Since(s.progress) < s.grace {
+		return false
+	}
+	rest, err := s.r.events.Read(ctx, s.sr.ID, s.next, 0)
+	if err == nil && len(rest) > 0 {
+		return false // frames arrived meanwhile: send them first
+	}
+	var tail [][]byte
+	if cur != nil && cur.Status == store.RunError {
+		payload, _ := json.Marshal(map[string]any{"message": cur.Error, "name": "RunError"})
+		tail = append(tail, sseFrame("error", string(payload), s.next+1))
+		s.next++
+	}
+	s.write(append(tail, sseFrame("end", "null", s.next+1)))
+	return true
+}
+
+// write sends frames and reports whether the stream must stop.
+func (s *remoteStream) write(frames [][]byte) (stop bool) {
+	for _, f := range frames {
+		if _, err := s.w.Write(f); err != nil {
+			s.disconnected()
+			return true
+		}
+	}
+	if s.rc.Flush() != nil {
+		s.disconnected()
+		return true
+	}
+	s.beat.Reset(s.heartbeat)
+	return false
+}
+
+// disconnected cancels the run when the client asked for it
+// (cancel_on_disconnect).
+func (s *remoteStream) disconnected() {
+	if s.cancelOnDisconnect {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(s.req.Context()), 5*time.Second)
+		defer cancel()
+		_ = s.r.events.RequestCancel(ctx, s.sr.ID)
 	}
 }
 
