@@ -94,7 +94,7 @@ func NewReplica(o ReplicaOptions) (*Replica, error) {
 	}
 	r := &Replica{store: o.Store, poll: cmp.Or(o.Poll, postgres.DefaultEventPoll), logger: logger,
 		closing: make(chan struct{})}
-	r.leases = postgres.NewLeases(o.Store, &postgres.LeaseOptions{Owner: o.Owner, TTL: o.LeaseTTL,
+	r.leases = postgres.NewLeases(o.Store, postgres.LeaseOptions{Owner: o.Owner, TTL: o.LeaseTTL,
 		OnLost: func(_, runID string) { r.cancelLocal(runID) }, Logger: logger})
 	listen := map[string]func(string){}
 	if o.ExtensionsPath != "" {
@@ -102,7 +102,7 @@ func NewReplica(o ReplicaOptions) (*Replica, error) {
 		listen[postgres.ExtensionsChannel] = r.ext.notify
 	}
 	var err error
-	r.events, err = postgres.NewEvents(o.Store, &postgres.EventsOptions{OnCancel: r.cancelLocal, Listen: listen, Logger: logger})
+	r.events, err = postgres.NewEvents(o.Store, postgres.EventsOptions{OnCancel: r.cancelLocal, Listen: listen, Logger: logger})
 	if err != nil {
 		r.leases.Close()
 		return nil, err

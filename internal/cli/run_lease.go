@@ -44,7 +44,7 @@ func (a *app) sessionStore() (store.Store, *runLeases, error) {
 	if !ok {
 		return st, nil, nil
 	}
-	leases := postgres.NewLeases(pg, &postgres.LeaseOptions{
+	leases := postgres.NewLeases(pg, postgres.LeaseOptions{
 		TTL:    time.Duration(a.cfg.Database.RunLeaseSeconds) * time.Second,
 		Logger: a.logger,
 	})

@@ -43,13 +43,13 @@ database:
 
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	st, err := postgres.Open(ctx, url, &postgres.Options{Schema: schema})
+	st, err := postgres.Open(ctx, url, postgres.Options{Schema: schema})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
 	run := waitForRun(ctx, t, st, "t1", store.RunRunning)
-	leases := postgres.NewLeases(st, &postgres.LeaseOptions{TTL: 2 * time.Second})
+	leases := postgres.NewLeases(st, postgres.LeaseOptions{TTL: 2 * time.Second})
 	defer leases.Close()
 	if lease, held, err := leases.Get(ctx, "t1"); err != nil || !held || lease.RunID != run.ID {
 		t.Fatalf("while the run streams: lease %+v held %v err %v; want the run's lease", lease, held, err)

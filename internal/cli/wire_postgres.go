@@ -18,7 +18,7 @@ func (a *app) openPostgres() (store.Store, error) {
 	db := a.cfg.Database
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	st, err := postgres.Open(ctx, db.PostgresURL, &postgres.Options{Schema: db.PostgresSchema,
+	st, err := postgres.Open(ctx, db.PostgresURL, postgres.Options{Schema: db.PostgresSchema,
 		MaxConns: int32(db.PoolSize), Logger: a.logger})
 	if err != nil {
 		return nil, fmt.Errorf("open the Postgres thread store (database.postgres_url): %w", err)

@@ -83,11 +83,7 @@ type Events struct {
 
 // NewEvents opens the relay's pool on s's database and starts the
 // listener and the retention cleaner.
-func NewEvents(s *Store, opts *EventsOptions) (*Events, error) {
-	var o EventsOptions
-	if opts != nil {
-		o = *opts
-	}
+func NewEvents(s *Store, o EventsOptions) (*Events, error) {
 	logger := o.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)

@@ -11,7 +11,7 @@ import (
 	"github.com/antlerhq/antler/store/postgres"
 )
 
-func newEvents(t *testing.T, s *postgres.Store, o *postgres.EventsOptions) *postgres.Events {
+func newEvents(t *testing.T, s *postgres.Store, o postgres.EventsOptions) *postgres.Events {
 	t.Helper()
 	e, err := postgres.NewEvents(s, o)
 	if err != nil {
@@ -29,8 +29,8 @@ func TestEventsFollowAcrossReplicas(t *testing.T) {
 	if err := a.CreateThread(ctx, &store.Thread{ID: "t", UserID: "u"}); err != nil {
 		t.Fatal(err)
 	}
-	ea := newEvents(t, a, nil)
-	eb := newEvents(t, b, nil)
+	ea := newEvents(t, a, postgres.EventsOptions{})
+	eb := newEvents(t, b, postgres.EventsOptions{})
 	wake, stop := eb.Watch("r1")
 	defer stop()
 	time.Sleep(100 * time.Millisecond) // the listener connects
@@ -89,8 +89,8 @@ func TestEventsFollowAcrossReplicas(t *testing.T) {
 func TestEventsCancelReachesEveryReplica(t *testing.T) {
 	a, b := twoReplicas(t)
 	got := make(chan string, 1)
-	newEvents(t, a, &postgres.EventsOptions{OnCancel: func(id string) { got <- id }})
-	eb := newEvents(t, b, nil)
+	newEvents(t, a, postgres.EventsOptions{OnCancel: func(id string) { got <- id }})
+	eb := newEvents(t, b, postgres.EventsOptions{})
 	time.Sleep(100 * time.Millisecond)
 	if err := eb.RequestCancel(t.Context(), "run-7"); err != nil {
 		t.Fatal(err)
@@ -117,7 +117,7 @@ func TestEventsCleanKeepsActiveRuns(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e := newEvents(t, s, &postgres.EventsOptions{Retention: time.Millisecond})
+	e := newEvents(t, s, postgres.EventsOptions{Retention: time.Millisecond})
 	for _, id := range []string{"live", "done", "orphan"} {
 		if err := e.Append(ctx, "t", id, 1, [][]byte{[]byte("x")}); err != nil {
 			t.Fatal(err)

@@ -14,12 +14,12 @@ import (
 // lease is what keeps a second replica from running the same thread.
 func Example() {
 	ctx := context.Background()
-	st, err := postgres.Open(ctx, "postgres://postgres@127.0.0.1:5432/test", &postgres.Options{Schema: "antler"})
+	st, err := postgres.Open(ctx, "postgres://postgres@127.0.0.1:5432/test", postgres.Options{Schema: "antler"})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer st.Close()
-	leases := postgres.NewLeases(st, nil) // 30 s TTL, heartbeat and sweeper started
+	leases := postgres.NewLeases(st, postgres.LeaseOptions{}) // 30 s TTL, heartbeat and sweeper started
 	defer leases.Close()
 
 	if err := st.CreateThread(ctx, &store.Thread{ID: "t1", UserID: "alice"}); err != nil && !errors.Is(err, store.ErrExists) {

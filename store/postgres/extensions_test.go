@@ -19,7 +19,7 @@ func TestExtensionsVersions(t *testing.T) {
 		t.Fatalf("ExtensionsVersion = %d %v", v, err)
 	}
 	notified := make(chan string, 4)
-	newEvents(t, b, &postgres.EventsOptions{Listen: map[string]func(string){
+	newEvents(t, b, postgres.EventsOptions{Listen: map[string]func(string){
 		postgres.ExtensionsChannel: func(p string) {
 			if p != "" {
 				notified <- p

@@ -15,12 +15,12 @@ import (
 func TestCloseLeavesNoGoroutines(t *testing.T) {
 	url, schema := pgtest.Schema(t)
 	ignore := goleak.IgnoreCurrent()
-	s, err := postgres.Open(t.Context(), url, &postgres.Options{Schema: schema})
+	s, err := postgres.Open(t.Context(), url, postgres.Options{Schema: schema})
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := postgres.NewLeases(s, nil)
-	e, err := postgres.NewEvents(s, nil)
+	l := postgres.NewLeases(s, postgres.LeaseOptions{})
+	e, err := postgres.NewEvents(s, postgres.EventsOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,11 +94,7 @@ type Leases struct {
 
 // NewLeases returns the leases of s and starts their heartbeat and sweep
 // goroutine.
-func NewLeases(s *Store, opts *LeaseOptions) *Leases {
-	var o LeaseOptions
-	if opts != nil {
-		o = *opts
-	}
+func NewLeases(s *Store, o LeaseOptions) *Leases {
 	o.TTL = cmp.Or(o.TTL, DefaultLeaseTTL)
 	o.Heartbeat = cmp.Or(o.Heartbeat, o.TTL/3)
 	o.SweepInterval = cmp.Or(o.SweepInterval, o.TTL/2)

@@ -21,7 +21,7 @@ func twoReplicas(t *testing.T) (a, b *postgres.Store) {
 	if err := a.Pool().QueryRow(t.Context(), `SELECT current_schema()`).Scan(&schema); err != nil {
 		t.Fatal(err)
 	}
-	b, err := postgres.Open(t.Context(), urlOf(t), &postgres.Options{Schema: schema})
+	b, err := postgres.Open(t.Context(), urlOf(t), postgres.Options{Schema: schema})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func twoReplicas(t *testing.T) (a, b *postgres.Store) {
 	return a, b
 }
 
-func newLeases(t *testing.T, s *postgres.Store, o *postgres.LeaseOptions) *postgres.Leases {
+func newLeases(t *testing.T, s *postgres.Store, o postgres.LeaseOptions) *postgres.Leases {
 	t.Helper()
 	l := postgres.NewLeases(s, o)
 	t.Cleanup(func() { l.Close() })
@@ -42,8 +42,8 @@ func TestLeaseOneRunPerThreadAcrossReplicas(t *testing.T) {
 	if err := a.CreateThread(ctx, &store.Thread{ID: "t", UserID: "u"}); err != nil {
 		t.Fatal(err)
 	}
-	la := newLeases(t, a, &postgres.LeaseOptions{Owner: "A"})
-	lb := newLeases(t, b, &postgres.LeaseOptions{Owner: "B"})
+	la := newLeases(t, a, postgres.LeaseOptions{Owner: "A"})
+	lb := newLeases(t, b, postgres.LeaseOptions{Owner: "B"})
 	release, err := la.Acquire(ctx, "t", "r1")
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +79,7 @@ func TestLeaseConcurrentAcquireGrantsOne(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ls := []*postgres.Leases{newLeases(t, a, nil), newLeases(t, b, nil)}
+	ls := []*postgres.Leases{newLeases(t, a, postgres.LeaseOptions{}), newLeases(t, b, postgres.LeaseOptions{})}
 	var granted [threads]atomic.Int32
 	var wg sync.WaitGroup
 	for i := range threads {
@@ -109,8 +109,8 @@ func TestLeaseHeartbeatKeepsRunAlive(t *testing.T) {
 	if err := a.CreateThread(ctx, &store.Thread{ID: "t", UserID: "u"}); err != nil {
 		t.Fatal(err)
 	}
-	la := newLeases(t, a, &postgres.LeaseOptions{TTL: 300 * time.Millisecond})
-	lb := newLeases(t, b, &postgres.LeaseOptions{TTL: 300 * time.Millisecond})
+	la := newLeases(t, a, postgres.LeaseOptions{TTL: 300 * time.Millisecond})
+	lb := newLeases(t, b, postgres.LeaseOptions{TTL: 300 * time.Millisecond})
 	release, err := la.Acquire(ctx, "t", "r1")
 	if err != nil {
 		t.Fatal(err)
@@ -134,8 +134,8 @@ func TestLeaseExpiryFailsRunKeepsCheckpoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	const ttl = 300 * time.Millisecond
-	la := postgres.NewLeases(a, &postgres.LeaseOptions{TTL: ttl})
-	lb := newLeases(t, b, &postgres.LeaseOptions{TTL: ttl, SweepInterval: 50 * time.Millisecond})
+	la := postgres.NewLeases(a, postgres.LeaseOptions{TTL: ttl})
+	lb := newLeases(t, b, postgres.LeaseOptions{TTL: ttl, SweepInterval: 50 * time.Millisecond})
 	if _, err := la.Acquire(ctx, "t", "r1"); err != nil {
 		t.Fatal(err)
 	}
@@ -203,8 +203,8 @@ func TestLeaseTakeoverOnAcquire(t *testing.T) {
 	if err := a.CreateThread(ctx, &store.Thread{ID: "t", UserID: "u"}); err != nil {
 		t.Fatal(err)
 	}
-	la := postgres.NewLeases(a, &postgres.LeaseOptions{TTL: 100 * time.Millisecond})
-	lb := newLeases(t, b, &postgres.LeaseOptions{TTL: time.Minute}) // sweeps every 30 s: not in this test
+	la := postgres.NewLeases(a, postgres.LeaseOptions{TTL: 100 * time.Millisecond})
+	lb := newLeases(t, b, postgres.LeaseOptions{TTL: time.Minute}) // sweeps every 30 s: not in this test
 	if _, err := la.Acquire(ctx, "t", "r1"); err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func TestLeaseLostIsReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	lost := make(chan string, 1)
-	la := newLeases(t, a, &postgres.LeaseOptions{TTL: time.Second, Heartbeat: 50 * time.Millisecond,
+	la := newLeases(t, a, postgres.LeaseOptions{TTL: time.Second, Heartbeat: 50 * time.Millisecond,
 		OnLost: func(_, runID string) { lost <- runID }})
 	if _, err := la.Acquire(ctx, "t", "r1"); err != nil {
 		t.Fatal(err)
@@ -241,7 +241,7 @@ func TestLeaseLostIsReported(t *testing.T) {
 	if _, err := b.Pool().Exec(ctx, `UPDATE antler_run_leases SET expires_at = now() - interval '1 second'`); err != nil {
 		t.Fatal(err)
 	}
-	lb := newLeases(t, b, nil)
+	lb := newLeases(t, b, postgres.LeaseOptions{})
 	if _, err := lb.Sweep(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func TestLeaseSweep_failsRunLeftRunningAfterItsThreadTookANewRun(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	l := newLeases(t, s, &postgres.LeaseOptions{Owner: "A", TTL: time.Minute}) // no periodic sweep in this test
+	l := newLeases(t, s, postgres.LeaseOptions{Owner: "A", TTL: time.Minute}) // no periodic sweep in this test
 	release1, err := l.Acquire(ctx, "t", "r1")
 	if err != nil {
 		t.Fatal(err)

@@ -62,11 +62,7 @@ var _ store.Store = (*Store)(nil)
 
 // Open connects to the database at url (a postgres:// URL or a libpq
 // key=value string), migrates its schema and returns the store.
-func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
+func Open(ctx context.Context, url string, o Options) (*Store, error) {
 	logger := o.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)

@@ -23,7 +23,7 @@ func urlOf(t *testing.T) string { return pgtest.URL(t) }
 func open(t *testing.T) *postgres.Store {
 	t.Helper()
 	url, schema := pgtest.Schema(t)
-	s, err := postgres.Open(t.Context(), url, &postgres.Options{Schema: schema})
+	s, err := postgres.Open(t.Context(), url, postgres.Options{Schema: schema})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestMigrationsConcurrent(t *testing.T) {
 	stores := make([]*postgres.Store, replicas)
 	for i := range replicas {
 		wg.Go(func() {
-			stores[i], errs[i] = postgres.Open(t.Context(), url, &postgres.Options{Schema: schema})
+			stores[i], errs[i] = postgres.Open(t.Context(), url, postgres.Options{Schema: schema})
 		})
 	}
 	wg.Wait()
@@ -73,7 +73,7 @@ func TestMigrationsConcurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	// And opening again is a no-op.
-	again, err := postgres.Open(ctx, url, &postgres.Options{Schema: schema})
+	again, err := postgres.Open(ctx, url, postgres.Options{Schema: schema})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,14 +90,14 @@ func TestRefusesNewerSchema(t *testing.T) {
 	if err := s.Pool().QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
 		t.Fatal(err)
 	}
-	_, err := postgres.Open(ctx, pgtest.URL(t), &postgres.Options{Schema: schema})
+	_, err := postgres.Open(ctx, pgtest.URL(t), postgres.Options{Schema: schema})
 	if err == nil {
 		t.Fatal("Open on a schema of version 999 succeeded")
 	}
 }
 
 func TestOpenBadURL(t *testing.T) {
-	_, err := postgres.Open(t.Context(), "postgres://user:secret@127.0.0.1:1/x?sslmode=bogus", nil)
+	_, err := postgres.Open(t.Context(), "postgres://user:secret@127.0.0.1:1/x?sslmode=bogus", postgres.Options{})
 	if err == nil {
 		t.Fatal("want an error")
 	}
@@ -144,7 +144,7 @@ func TestCheckpointAfterCancel(t *testing.T) {
 func TestMigratesVersion2(t *testing.T) {
 	url, schema := pgtest.Schema(t)
 	ctx := t.Context()
-	s, err := postgres.Open(ctx, url, &postgres.Options{Schema: schema})
+	s, err := postgres.Open(ctx, url, postgres.Options{Schema: schema})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestMigratesVersion2(t *testing.T) {
 	}
 	s.Close()
 
-	s, err = postgres.Open(ctx, url, &postgres.Options{Schema: schema})
+	s, err = postgres.Open(ctx, url, postgres.Options{Schema: schema})
 	if err != nil {
 		t.Fatal(err)
 	}

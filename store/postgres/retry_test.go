@@ -145,7 +145,7 @@ func TestRetrierDo_boundsAttempts(t *testing.T) {
 // then find the write done and report success, not a duplicate.
 func loseFirstAnswers(t *testing.T) (*Store, *atomic.Int64) {
 	url, schema := pgtest.Schema(t)
-	s, err := Open(t.Context(), url, &Options{Schema: schema})
+	s, err := Open(t.Context(), url, Options{Schema: schema})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func TestLeaseAcquire_whenCommittedAnswerIsLost(t *testing.T) {
 	if err := s.CreateThread(ctx, &store.Thread{ID: "t", UserID: "u"}); err != nil {
 		t.Fatal(err)
 	}
-	l := NewLeases(s, &LeaseOptions{Owner: "A"})
+	l := NewLeases(s, LeaseOptions{Owner: "A"})
 	defer l.Close()
 	before := lost.Load()
 	release, err := l.Acquire(ctx, "t", "r1")

@@ -101,7 +101,7 @@ func startInprocOpts(t testing.TB, url, schema, home string, m model.ChatModel, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := postgres.Open(ctx, url, &postgres.Options{Schema: schema})
+	st, err := postgres.Open(ctx, url, postgres.Options{Schema: schema})
 	if err != nil {
 		t.Fatal(err)
 	}
