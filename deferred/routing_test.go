@@ -49,10 +49,10 @@ func userTurns(texts ...string) []model.Message {
 	return out
 }
 
-// Reference §15 case 28: keyword match case-insensitive on the latest
+// Keyword match case-insensitive on the latest
 // real user message; priority ordering; top_k clamp; the routing
 // middleware must come before the filter.
-func TestCase28_Routing(t *testing.T) {
+func TestRouting(t *testing.T) {
 	tools, servers := routedTools()
 	c := NewCatalog(tools)
 
