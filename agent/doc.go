@@ -14,7 +14,10 @@
 // [ToolErrors] (failures and panics become error results with
 // deerflow_tool_meta), [DanglingToolCalls] (unanswered tool calls get
 // placeholder results before the next request) and [LoopDetector]
-// (repeated tool calls get a warning, then a forced stop). [TitleOptions]
+// (repeated tool calls get a warning, then a forced stop). The embedder
+// installs [ToolOutputBudget], DeerFlow's tool-output budget (oversized
+// results are saved under the thread's outputs and replaced by a typed
+// synopsis) with Antler's [MaxToolResultBytes] ceiling. [TitleOptions]
 // (Options.Title) titles a thread after its first exchange, DeerFlow's
 // TitleMiddleware. [SummarizationOptions] (Options.Summarization)
 // summarises the older messages of a long thread into its summary_text
