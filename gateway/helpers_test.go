@@ -151,7 +151,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	}
 	resets := &resetCounter{}
 	if o.dial != nil {
-		mgr := mcptools.New(&mcptools.Options{Extensions: extCache, Dial: o.dial})
+		mgr := mcptools.New(mcptools.Options{Extensions: extCache, Dial: o.dial})
 		t.Cleanup(func() { mgr.Close() })
 		asm.MCP = mgr
 		resets.next = mgr

@@ -42,7 +42,7 @@ func BenchmarkCall(b *testing.B) {
 	})
 
 	b.Run("antler", func(b *testing.B) {
-		m := mcptools.New(&mcptools.Options{Extensions: mcptools.Static(parseExt(b, `{"mem": `+memServerJSON("")+`}`)), Dial: memServers{"mem": srv}.dial})
+		m := mcptools.New(mcptools.Options{Extensions: mcptools.Static(parseExt(b, `{"mem": `+memServerJSON("")+`}`)), Dial: memServers{"mem": srv}.dial})
 		defer m.Close()
 		tools, err := m.Tools(b.Context())
 		if err != nil {
@@ -76,7 +76,7 @@ func BenchmarkCallInterleaved(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer cs.Close()
-	m := mcptools.New(&mcptools.Options{Extensions: mcptools.Static(parseExt(b, `{"mem": `+memServerJSON("")+`}`)), Dial: memServers{"mem": srv}.dial})
+	m := mcptools.New(mcptools.Options{Extensions: mcptools.Static(parseExt(b, `{"mem": `+memServerJSON("")+`}`)), Dial: memServers{"mem": srv}.dial})
 	defer m.Close()
 	tools, err := m.Tools(b.Context())
 	if err != nil {
@@ -113,7 +113,7 @@ func BenchmarkDiscoveryStdio(b *testing.B) {
 			}
 			ext := parseExt(b, "{"+strings.Join(entries, ",")+"}")
 			for b.Loop() {
-				m := mcptools.New(&mcptools.Options{Extensions: mcptools.Static(ext)})
+				m := mcptools.New(mcptools.Options{Extensions: mcptools.Static(ext)})
 				tools, err := m.Tools(context.Background())
 				if err != nil || len(tools) != 5*n {
 					b.Fatalf("%d tools, %v", len(tools), err)

@@ -24,7 +24,7 @@ func Example() {
 	ext := &config.Extensions{MCPServers: map[string]config.MCPServer{
 		"demo": {Name: "demo", Enabled: true, Type: "http", URL: "http://127.0.0.1:1/", ToolNamePrefix: true},
 	}}
-	m := mcptools.New(&mcptools.Options{
+	m := mcptools.New(mcptools.Options{
 		Extensions: mcptools.Static(ext),
 		Dial: func(ctx context.Context, _ config.MCPServer) (mcp.Transport, error) {
 			client, server := mcp.NewInMemoryTransports()

@@ -23,7 +23,7 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 		"web": {"type": "http", "url": "`+hs.URL+`"},
 		"proc": `+fakeServerJSON(t, "serve", "")+`,
 		"hung": `+fakeServerJSON(t, "hang", `"session_init_timeout": 0.3`)+`}`)
-	m := mcptools.New(&mcptools.Options{Extensions: mcptools.Static(ext), Dial: memServers{"mem": newTestServer()}.dial})
+	m := mcptools.New(mcptools.Options{Extensions: mcptools.Static(ext), Dial: memServers{"mem": newTestServer()}.dial})
 	tools, err := m.Tools(t.Context())
 	if err != nil {
 		t.Fatal(err)

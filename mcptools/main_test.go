@@ -299,7 +299,7 @@ func memServerJSON(extra string) string {
 // newManager returns a Manager closed at the end of the test.
 func newManager(t testing.TB, opts mcptools.Options) *mcptools.Manager {
 	t.Helper()
-	m := mcptools.New(&opts)
+	m := mcptools.New(opts)
 	t.Cleanup(func() { m.Close() })
 	return m
 }

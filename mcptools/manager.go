@@ -140,11 +140,7 @@ type Manager struct {
 
 // New returns a Manager. It does not connect to anything until Tools,
 // a tool call or Check needs it.
-func New(opts *Options) *Manager {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
+func New(o Options) *Manager {
 	o.ClientName = cmp.Or(o.ClientName, "antler")
 	o.ClientVersion = cmp.Or(o.ClientVersion, "dev")
 	o.MaxSessions = cmp.Or(o.MaxSessions, DefaultMaxSessions)

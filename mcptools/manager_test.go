@@ -314,7 +314,7 @@ func TestProgressEvents(t *testing.T) {
 func TestResetAndClose(t *testing.T) {
 	srv := newTestServer()
 	lists := countLists(srv)
-	m := mcptools.New(&mcptools.Options{Extensions: mcptools.Static(parseExt(t, `{"s": `+memServerJSON("")+`}`)), Dial: memServers{"s": srv}.dial})
+	m := mcptools.New(mcptools.Options{Extensions: mcptools.Static(parseExt(t, `{"s": `+memServerJSON("")+`}`)), Dial: memServers{"s": srv}.dial})
 	a, _ := m.Tools(t.Context())
 	m.Reset()
 	b, err := m.Tools(t.Context())

@@ -14,7 +14,7 @@ func TestTranslateTextWords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := New(&Options{Layout: layout})
+	m := New(Options{Layout: layout})
 	defer m.Close()
 	place, err := m.prepareThread("u", "t1")
 	if err != nil {
@@ -88,7 +88,7 @@ func TestNoSecondWalkWithoutFileNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := New(&Options{Layout: layout})
+	m := New(Options{Layout: layout})
 	defer m.Close()
 	place, err := m.prepareThread("u", "t1")
 	if err != nil {

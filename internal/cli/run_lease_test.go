@@ -104,4 +104,3 @@ func waitForRun(ctx context.Context, t *testing.T, st store.Store, thread string
 		time.Sleep(100 * time.Millisecond)
 	}
 }
-

@@ -111,7 +111,7 @@ func (a *app) wireToolSources(home string) error {
 	a.mcpProgress = newMCPProgress(newStatusLine(a.stderr, a.g.opts.Getenv))
 	// The layout puts a thread's stdio servers in its workspace and makes
 	// the paths in their results virtual (run, chat and serve alike).
-	a.mcp = mcptools.New(&mcptools.Options{Extensions: a.extensionsSource(), Logger: a.logger, OnStatus: a.mcpProgress.update,
+	a.mcp = mcptools.New(mcptools.Options{Extensions: a.extensionsSource(), Logger: a.logger, OnStatus: a.mcpProgress.update,
 		Layout: a.layout})
 	a.onClose(a.mcp.Close)
 

@@ -113,7 +113,7 @@ func startInprocOpts(t testing.TB, url, schema, home string, m model.ChatModel, 
 	var mgr *mcptools.Manager
 	if o.extensions {
 		extPath = filepath.Join(home, "extensions_config.json")
-		mgr = mcptools.New(&mcptools.Options{Extensions: config.NewExtensionsCache(extPath)})
+		mgr = mcptools.New(mcptools.Options{Extensions: config.NewExtensionsCache(extPath)})
 		asm.MCP = mgr
 	}
 	rep, err := gateway.NewReplica(gateway.ReplicaOptions{Store: st, LeaseTTL: leaseTTL, Poll: 200 * time.Millisecond,

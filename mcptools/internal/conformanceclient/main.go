@@ -43,7 +43,7 @@ func run(url string) error {
 	ext := &config.Extensions{MCPServers: map[string]config.MCPServer{
 		"conformance": {Name: "conformance", Enabled: true, Type: "http", URL: url, ToolNamePrefix: false},
 	}}
-	m := mcptools.New(&mcptools.Options{
+	m := mcptools.New(mcptools.Options{
 		Extensions:         mcptools.Static(ext),
 		Logger:             log,
 		ClientName:         "antler-conformance-client",
