@@ -4,7 +4,7 @@
 //
 //	reg := toolset.DefaultRegistry()
 //	reg.RegisterTool(myFactory, "mycorp.tools:lookup")
-//	os.Exit(antler.Main(ctx, os.Args[1:], &antler.Options{Registry: reg}))
+//	os.Exit(antler.Main(ctx, os.Args[1:], antler.Options{Registry: reg}))
 //
 // See docs/extending.md and examples/custom-tool.
 package antler
@@ -21,6 +21,6 @@ type Options = cli.Options
 // Main runs the antler command line with args (without the program name)
 // and returns the exit code: 0 success, 1 runtime failure, 2 usage or
 // configuration error.
-func Main(ctx context.Context, args []string, opts *Options) int {
+func Main(ctx context.Context, args []string, opts Options) int {
 	return cli.Main(ctx, args, opts)
 }

@@ -11,7 +11,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	code := cli.Main(ctx, os.Args[1:], nil)
+	code := cli.Main(ctx, os.Args[1:], cli.Options{})
 	stop()
 	os.Exit(code)
 }

@@ -20,7 +20,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	code := antler.Main(ctx, os.Args[1:], &antler.Options{Registry: registry()})
+	code := antler.Main(ctx, os.Args[1:], antler.Options{Registry: registry()})
 	stop()
 	os.Exit(code)
 }

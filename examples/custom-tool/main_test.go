@@ -10,7 +10,7 @@ import (
 
 func TestCustomToolIsListedAndCallable(t *testing.T) {
 	var out, errOut bytes.Buffer
-	opts := &antler.Options{Registry: registry(), Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }}
+	opts := antler.Options{Registry: registry(), Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }}
 	home := t.TempDir()
 	code := antler.Main(t.Context(), []string{"--config", "config.yaml", "--home", home, "tools", "call", "word_stats",
 		"--args", `{"text":"hello brave\nnew world"}`, "--json"}, opts)

@@ -18,7 +18,7 @@ import (
 func runCLI(t *testing.T, env map[string]string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	opts := &Options{Stdout: &out, Stderr: &errOut, Stdin: strings.NewReader(""),
+	opts := Options{Stdout: &out, Stderr: &errOut, Stdin: strings.NewReader(""),
 		Getenv: func(k string) string { return env[k] }}
 	code := Main(t.Context(), args, opts)
 	return code, out.String(), errOut.String()
@@ -238,7 +238,7 @@ func TestArgsFromStdin(t *testing.T) {
 	cfg := writeFile(t, dir, "config.yaml", cliConfig)
 	var out, errOut bytes.Buffer
 	code := Main(t.Context(), []string{"--config", cfg, "--home", dir, "tools", "call", "echo", "--args", "-"},
-		&Options{Stdin: strings.NewReader(`{"from":"stdin"}`), Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }})
+		Options{Stdin: strings.NewReader(`{"from":"stdin"}`), Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }})
 	if code != 0 || strings.TrimSpace(out.String()) != `{"from":"stdin"}` {
 		t.Errorf("exit %d out %q err %q", code, out.String(), errOut.String())
 	}

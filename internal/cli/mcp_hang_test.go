@@ -49,7 +49,7 @@ func runGuarded(t *testing.T, args ...string) (int, string, string) {
 	ctx, cancel := context.WithTimeout(t.Context(), hangGuard)
 	defer cancel()
 	var out, errOut bytes.Buffer
-	code := Main(ctx, args, &Options{Stdout: &out, Stderr: &errOut, Stdin: strings.NewReader(""),
+	code := Main(ctx, args, Options{Stdout: &out, Stderr: &errOut, Stdin: strings.NewReader(""),
 		Getenv: func(string) string { return "" }})
 	if ctx.Err() != nil {
 		t.Fatalf("%v: still waiting after %s (a hung MCP server held it): exit %d, stderr %s", args, hangGuard, code, errOut.String())

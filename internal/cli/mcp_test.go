@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 		return
 	case os.Getenv("ANTLER_CLI_TEST_MAIN") == "1":
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-		code := Main(ctx, os.Args[1:], nil)
+		code := Main(ctx, os.Args[1:], Options{})
 		stop()
 		os.Exit(code)
 	}

@@ -29,11 +29,7 @@ type Options struct {
 	Getenv func(string) string
 }
 
-func (o *Options) withDefaults() *Options {
-	var c Options
-	if o != nil {
-		c = *o
-	}
+func (c Options) withDefaults() *Options {
 	if c.Registry == nil {
 		c.Registry = toolset.DefaultRegistry()
 	}
@@ -78,8 +74,8 @@ func usageErrorf(format string, args ...any) error {
 
 // Main runs the antler command line with args (without the program name)
 // and returns the process exit code.
-func Main(ctx context.Context, args []string, opts *Options) int {
-	opts = opts.withDefaults()
+func Main(ctx context.Context, args []string, o Options) int {
+	opts := o.withDefaults()
 	root := newRoot(opts)
 	root.SetArgs(args)
 	root.SetIn(opts.Stdin)

@@ -159,7 +159,7 @@ func TestChatAnswersClarificationByNumber(t *testing.T) {
 	dir := t.TempDir()
 	cfg := writeFile(t, dir, "config.yaml", runConfig(srv.URL))
 	var out, errOut strings.Builder
-	opts := &Options{Stdout: &out, Stderr: &errOut, Stdin: strings.NewReader("paint\n2\n"), Getenv: func(string) string { return "" }}
+	opts := Options{Stdout: &out, Stderr: &errOut, Stdin: strings.NewReader("paint\n2\n"), Getenv: func(string) string { return "" }}
 	if code := Main(t.Context(), []string{"--config", cfg, "--home", filepath.Join(dir, "home"), "chat"}, opts); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}

@@ -24,7 +24,7 @@ func startServe(t *testing.T, env map[string]string, args ...string) (string, fu
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)
 	go func() {
-		opts := &Options{Stdout: io.Discard, Stderr: pw, Stdin: strings.NewReader(""),
+		opts := Options{Stdout: io.Discard, Stderr: pw, Stdin: strings.NewReader(""),
 			Getenv: func(k string) string { return env[k] }}
 		code := Main(ctx, append(args, "serve", "--addr", "127.0.0.1:0"), opts)
 		pw.Close()

@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 			os.Exit(2)
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		code := cli.Main(ctx, args, nil)
+		code := cli.Main(ctx, args, cli.Options{})
 		stop()
 		os.Exit(code)
 	}
