@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/antlerhq/antler/tool"
 )
@@ -146,16 +147,49 @@ func ClassifyResult(res *tool.Result) ToolMeta {
 			m = classifyErrorText(e)
 			break
 		}
-		lower := strings.ToLower(content)
-		for _, p := range partialMarkers {
-			if strings.Contains(lower, p) {
-				return ToolMeta{Status: "partial_success", RecoverableByModel: true, RecommendedNextAction: "rewrite_query", Source: "content_analysis"}
-			}
+		if containsLowered(content, partialMarkers) {
+			return ToolMeta{Status: "partial_success", RecoverableByModel: true, RecommendedNextAction: "rewrite_query", Source: "content_analysis"}
 		}
 		return ToolMeta{Status: "success", RecoverableByModel: true, RecommendedNextAction: "continue", Source: "content_analysis"}
 	}
 	m.Source = "tool_return"
 	return m
+}
+
+// loweredChunk is the piece of a text containsLowered lowers at a time,
+// and loweredOverlap how far consecutive pieces overlap (more than the
+// bytes of any marker's source characters).
+const (
+	loweredChunk   = 64 << 10
+	loweredOverlap = 256
+)
+
+// containsLowered reports whether strings.ToLower(s) contains one of the
+// lower-case markers, without lowering a large s whole: a tool output of
+// many megabytes is lowered piece by piece, split on character
+// boundaries.
+func containsLowered(s string, markers []string) bool {
+	for start := 0; start < len(s); {
+		end := min(len(s), start+loweredChunk)
+		for end < len(s) && !utf8.RuneStart(s[end]) {
+			end++
+		}
+		lower := strings.ToLower(s[start:end])
+		for _, m := range markers {
+			if strings.Contains(lower, m) {
+				return true
+			}
+		}
+		if end == len(s) {
+			break
+		}
+		next := end - loweredOverlap
+		for next > start && !utf8.RuneStart(s[next]) {
+			next--
+		}
+		start = max(next, start+1)
+	}
+	return false
 }
 
 func isJSONObject(s string) bool {

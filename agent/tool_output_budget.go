@@ -217,7 +217,7 @@ func (b *ToolOutputBudget) budgetText(call *tool.Call, name, text string, n int,
 		return "", false
 	}
 	if threshold > 0 && n > threshold && persist {
-		vp, err := b.store.save(callUser(call), callThread(call), name, toolResultExt(name), []byte(strings.ToValidUTF8(text, "\uFFFD")))
+		vp, err := b.store.saveText(callUser(call), callThread(call), name, toolResultExt(name), text)
 		if err == nil {
 			b.logger.Info("externalized tool output", "tool", name, "chars", n, "path", vp)
 			return renderPreview(text, name, vp, b.cfg.PreviewHeadChars, b.cfg.PreviewTailChars), true

@@ -200,7 +200,7 @@ func TestToolResultStore_save(t *testing.T) {
 				c.prepare(t, tp)
 			}
 			s := toolResultStore{layout: layout, subdir: cmpOr(c.subdir, DefaultToolResultsDir)}
-			vp, err := s.save(budgetUser, budgetThread, c.tool, toolResultExt(c.tool), []byte("full content here"))
+			vp, err := s.saveText(budgetUser, budgetThread, c.tool, toolResultExt(c.tool), "full content here")
 			if c.wantErr {
 				if err == nil {
 					t.Fatalf("saved to %s, want an error", vp)
@@ -225,7 +225,7 @@ func TestToolResultStore_save(t *testing.T) {
 	t.Run("no layout or no thread", func(t *testing.T) {
 		layout, _ := budgetLayout(t)
 		for _, s := range []toolResultStore{{subdir: DefaultToolResultsDir}, {layout: layout, subdir: DefaultToolResultsDir}} {
-			if vp, err := s.save(budgetUser, "", "t", "txt", []byte("x")); err == nil {
+			if vp, err := s.saveText(budgetUser, "", "t", "txt", "x"); err == nil {
 				t.Errorf("saved to %s without a layout or thread", vp)
 			}
 		}
@@ -235,7 +235,7 @@ func TestToolResultStore_save(t *testing.T) {
 		s := toolResultStore{layout: layout, subdir: DefaultToolResultsDir}
 		seen := map[string]bool{}
 		for i := range 20 {
-			vp, err := s.save(budgetUser, budgetThread, "bash", "log", []byte{byte('a' + i)})
+			vp, err := s.saveText(budgetUser, budgetThread, "bash", "log", string(rune('a'+i)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -594,6 +594,32 @@ func TestToolOutputBudget_modelRequests(t *testing.T) {
 				t.Fatal("request not rewritten")
 			}
 			c.check(t, got.Messages)
+		})
+	}
+}
+
+// TestContainsLowered_matchesLoweringWhole: the piecewise search of the
+// partial-result markers (which spares a copy of a large output) finds
+// what strings.ToLower of the whole text would, markers across piece
+// boundaries included.
+func TestContainsLowered_matchesLoweringWhole(t *testing.T) {
+	pad := strings.Repeat("é", loweredChunk/2-5) // a piece ends inside the marker
+	for _, c := range []struct {
+		name, text string
+	}{
+		{"empty", ""},
+		{"short hit", "Partial Results follow"},
+		{"short miss", "all results"},
+		{"across a piece boundary", pad + "RESULTS MAY BE INCOMPLETE" + pad},
+		{"at the very end", strings.Repeat("x", 3*loweredChunk) + "Truncated"},
+		{"miss in a long text", strings.Repeat("trunc ated ", loweredChunk/5)},
+		{"just after a piece end", strings.Repeat("y", loweredChunk-3) + "LIMITED RESULTS"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			want := slices.ContainsFunc(partialMarkers, func(m string) bool { return strings.Contains(strings.ToLower(c.text), m) })
+			if got := containsLowered(c.text, partialMarkers); got != want {
+				t.Errorf("containsLowered = %v, strings.ToLower whole = %v", got, want)
+			}
 		})
 	}
 }

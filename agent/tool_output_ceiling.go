@@ -108,7 +108,7 @@ func (b *ToolOutputBudget) ceil(call *tool.Call, name string, res *tool.Result) 
 // saveArtifact saves an oversized artifact (its JSON, art) and returns
 // the artifact that replaces it and the line the model reads about it.
 func (b *ToolOutputBudget) saveArtifact(user, thread, name string, art []byte) (any, string) {
-	vp, err := b.store.save(user, thread, name, "json", art)
+	vp, err := b.store.saveText(user, thread, name, "json", string(art))
 	repl := map[string]any{OmittedArtifactKey: map[string]any{"bytes": len(art), "path": vp}}
 	if err != nil {
 		b.logger.Warn("could not save an oversized tool artifact; dropping it", "tool", name, "bytes", len(art), "err", err)
@@ -121,7 +121,7 @@ func (b *ToolOutputBudget) saveArtifact(user, thread, name string, art []byte) (
 // saveCut saves the full text of a result the ceiling cuts and returns
 // what its marker says about it.
 func (b *ToolOutputBudget) saveCut(user, thread, name, text string) ceilingNote {
-	vp, err := b.store.save(user, thread, name, toolResultExt(name), []byte(strings.ToValidUTF8(text, "\uFFFD")))
+	vp, err := b.store.saveText(user, thread, name, toolResultExt(name), text)
 	if err != nil {
 		b.logger.Warn("could not save an oversized tool output", "tool", name, "bytes", len(text), "err", err)
 		return ceilingNote{total: len(text), failed: true}
@@ -159,7 +159,7 @@ func (b *ToolOutputBudget) saveImages(user, thread, name string, blocks []tool.B
 			out = append(out, c)
 			continue
 		}
-		vp, err := b.store.save(user, thread, name, imageExt(c.MIMEType), c.Data)
+		vp, err := b.store.saveBytes(user, thread, name, imageExt(c.MIMEType), c.Data)
 		if err != nil {
 			b.logger.Warn("could not save an oversized tool image; dropping it", "tool", name, "bytes", len(c.Data), "err", err)
 			out = append(out, tool.Block{Type: tool.BlockText,

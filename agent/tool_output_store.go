@@ -5,11 +5,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/antlerhq/antler/vpath"
 )
@@ -71,10 +73,25 @@ type toolResultStore struct {
 	subdir string
 }
 
+// saveText writes text as a new file for toolName with extension ext and
+// returns its virtual path. Invalid UTF-8 is written as U+FFFD, so that
+// read_file reads the file as text.
+func (s toolResultStore) saveText(user, threadID, toolName, ext, text string) (string, error) {
+	if !utf8.ValidString(text) {
+		text = strings.ToValidUTF8(text, "\uFFFD")
+	}
+	return s.save(user, threadID, toolName, ext, text)
+}
+
+// saveBytes writes data as it is (an image) as a new file.
+func (s toolResultStore) saveBytes(user, threadID, toolName, ext string, data []byte) (string, error) {
+	return s.save(user, threadID, toolName, ext, string(data))
+}
+
 // save writes data as a new file for toolName with extension ext and
 // returns its virtual path. The file appears whole or not at all, and
 // never replaces another file.
-func (s toolResultStore) save(user, threadID, toolName, ext string, data []byte) (string, error) {
+func (s toolResultStore) save(user, threadID, toolName, ext, data string) (string, error) {
 	if s.layout == nil || threadID == "" {
 		return "", errNoToolResultStore
 	}
@@ -112,13 +129,13 @@ func (s toolResultStore) save(user, threadID, toolName, ext string, data []byte)
 // links it under a fresh name (a hard link never replaces an existing
 // file; where links are not supported, a rename after checking that the
 // name is free). It returns the name.
-func writeNewFile(root *os.Root, dir, prefix, ext string, data []byte) (string, error) {
+func writeNewFile(root *os.Root, dir, prefix, ext, data string) (string, error) {
 	tmp := path.Join(dir, "."+prefix+toolResultTempTag+randomHex(toolResultIDBytes))
 	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return "", err
 	}
-	_, werr := f.Write(data)
+	_, werr := io.WriteString(f, data) // no copy of a large output
 	if werr == nil {
 		werr = f.Sync()
 	}
