@@ -78,18 +78,27 @@ func (a *app) mcpServers() map[string]config.MCPServer {
 
 // toolMiddlewares are the tool middlewares of the lead and of subagents,
 // outside the agent's own (error handling, deferred guard,
-// clarification).
+// clarification): the tool-output budget (outermost, so that it sees
+// every result of every source) and the skills tool policy.
 func (a *app) toolMiddlewares() []tool.Middleware {
-	return []tool.Middleware{a.policy.ToolMiddleware()}
+	return []tool.Middleware{a.toolOutputBudget().ToolMiddleware(), a.policy.ToolMiddleware()}
 }
 
 // modelMiddlewares are the model middlewares of the lead and of
-// subagents: the skills tool policy and image injection.
+// subagents: the tool-output budget of the thread's history, the skills
+// tool policy and image injection.
 func (a *app) modelMiddlewares() []tool.ModelMiddleware {
 	return []tool.ModelMiddleware{
+		a.toolOutputBudget().ModelMiddleware(),
 		a.policy.ModelMiddleware(),
 		onlyWhenBound(builtin.ViewImageName, builtin.NewViewImageMiddleware(a.layout)),
 	}
+}
+
+// toolOutputBudget is the tool_output section's budget, saving into each
+// thread's outputs folder of the app's layout.
+func (a *app) toolOutputBudget() *agent.ToolOutputBudget {
+	return agent.NewToolOutputBudget(agent.ToolOutputBudgetOptions{Config: a.cfg.ToolOutput, Layout: a.layout, Logger: a.logger})
 }
 
 // skillsSection renders the <skill_system> prompt section of a user's
