@@ -98,7 +98,12 @@ type ToolSearch struct {
 	MaxResults      int  `yaml:"max_results"`        // Antler: default 5, >= 1
 }
 
-// ToolOutput is the tool_output section (tool output budget protection).
+// ToolOutput is the tool_output section, DeerFlow's tool output budget
+// (agent.ToolOutputBudget): on by default; a tool result longer than
+// externalize_min_chars characters is saved under the thread's outputs in
+// storage_subdir and replaced by a typed synopsis naming the file, or cut
+// to fallback_head_chars + fallback_tail_chars when it cannot be saved.
+// Antler's 256 KiB ceiling on one tool result applies whatever it says.
 type ToolOutput struct {
 	Enabled             bool           `yaml:"enabled"`               // true
 	ExternalizeMinChars int            `yaml:"externalize_min_chars"` // 12000
