@@ -593,10 +593,19 @@ func (r *Replica) cancelRemote(w http.ResponseWriter, req *http.Request) {
 	}
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
+	resend := time.NewTicker(cancelResend)
+	defer resend.Stop()
 	for {
 		select {
 		case <-req.Context().Done():
 			return
+		case <-resend.C:
+			// A notification is not stored: one that reached the replica
+			// while its listener reconnected, or before the run was
+			// registered there, is lost. Asking again is harmless.
+			if err := r.events.RequestCancel(req.Context(), sr.ID); err != nil {
+				r.logger.Warn("cannot repeat the cancel request", "run_id", sr.ID, "err", err)
+			}
 		case <-t.C:
 			if _, active, err := r.runState(req.Context(), sr.ThreadID, sr.ID); err == nil && !active {
 				w.WriteHeader(http.StatusNoContent)
@@ -605,3 +614,7 @@ func (r *Replica) cancelRemote(w http.ResponseWriter, req *http.Request) {
 		}
 	}
 }
+
+// cancelResend is how often a cancel that waits for a run on another
+// replica repeats its request.
+const cancelResend = time.Second
