@@ -47,12 +47,9 @@ func (a agents) LoadAgent(ctx context.Context, user, name string) (*agent.AgentS
 	return nil, agent.ErrAgentNotFound
 }
 
-func newFactory(t *testing.T, yaml string, logs *bytes.Buffer) *agent.Factory {
-	t.Helper()
-	cfg, err := config.Parse("config.yaml", []byte(yaml), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
+// testRegistry resolves test:model (a model answering with its model
+// name), test:ls and test:web.
+func testRegistry() *toolset.Registry {
 	reg := toolset.NewRegistry()
 	reg.RegisterModel(func(ctx context.Context, env *toolset.Env, m config.Model) (model.ChatModel, error) {
 		return &fakeModel{loop: answer(m.Model)}, nil
@@ -63,6 +60,16 @@ func newFactory(t *testing.T, yaml string, logs *bytes.Buffer) *agent.Factory {
 	reg.RegisterTool(func(ctx context.Context, env *toolset.Env, e config.ToolEntry) (*tool.Tool, error) {
 		return textTool("web_search", "x"), nil
 	}, "test:web")
+	return reg
+}
+
+func newFactory(t *testing.T, yaml string, logs *bytes.Buffer) *agent.Factory {
+	t.Helper()
+	cfg, err := config.Parse("config.yaml", []byte(yaml), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := testRegistry()
 	var logger *slog.Logger
 	if logs != nil {
 		logger = slog.New(slog.NewTextHandler(logs, nil))

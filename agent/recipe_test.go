@@ -15,7 +15,6 @@ import (
 	"github.com/antlerhq/antler/agent"
 	"github.com/antlerhq/antler/builtin"
 	"github.com/antlerhq/antler/config"
-	"github.com/antlerhq/antler/model"
 	"github.com/antlerhq/antler/tool"
 	"github.com/antlerhq/antler/toolset"
 )
@@ -58,16 +57,7 @@ func recipeFactory(t *testing.T, extra string) *agent.Factory {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := toolset.NewRegistry()
-	reg.RegisterModel(func(ctx context.Context, env *toolset.Env, m config.Model) (model.ChatModel, error) {
-		return &fakeModel{loop: answer(m.Model)}, nil
-	}, "test:model")
-	reg.RegisterTool(func(ctx context.Context, env *toolset.Env, e config.ToolEntry) (*tool.Tool, error) {
-		return textTool("ls", "x"), nil
-	}, "test:ls")
-	reg.RegisterTool(func(ctx context.Context, env *toolset.Env, e config.ToolEntry) (*tool.Tool, error) {
-		return textTool("web_search", "x"), nil
-	}, "test:web")
+	reg := testRegistry()
 	asm := &toolset.Assembler{Registry: reg, Env: &toolset.Env{Config: cfg},
 		Builtins: toolset.Builtins{
 			PresentFiles:     textTool("present_files", "ok"),
