@@ -74,6 +74,20 @@ func (d *threadDir) rel(host string) (string, error) {
 	return rel, nil
 }
 
+// openUploads opens the thread's folder (creating it with create) and
+// returns it with the name of its uploads folder in it; fs.ErrNotExist
+// when either is missing. The caller closes d.
+func (s *Server) openUploads(user, thread string, create bool) (d *threadDir, uploads string, err error) {
+	if d, err = s.openThreadDir(user, thread, create); err != nil {
+		return nil, "", err
+	}
+	if uploads, err = d.uploads(); err != nil {
+		d.Close()
+		return nil, "", err
+	}
+	return d, uploads, nil
+}
+
 // uploads returns the uploads folder relative to the root after checking
 // that user-data and uploads are real folders, not symlinks (even to a
 // place inside the thread: nothing Antler does makes one).

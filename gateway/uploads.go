@@ -98,17 +98,12 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, u *principal) {
 		writeError(w, http.StatusBadRequest, "Expected a multipart/form-data body with \"files\" parts")
 		return
 	}
-	d, err := s.openThreadDir(u.ID, tid, true)
+	d, dir, err := s.openUploads(u.ID, tid, true)
 	if err != nil {
 		s.threadFileError(w, tid, "store the upload", err)
 		return
 	}
 	defer d.Close()
-	dir, err := d.uploads()
-	if err != nil {
-		s.threadFileError(w, tid, "store the upload", err)
-		return
-	}
 	s.reclaimTemps(d, dir)
 	st := &stagedUpload{d: d, dir: dir}
 	defer st.discard()
@@ -285,7 +280,7 @@ func (s *Server) listUploads(w http.ResponseWriter, r *http.Request, u *principa
 		return
 	}
 	out := []uploadedFile{}
-	d, err := s.openThreadDir(u.ID, th.ID, false)
+	d, dir, err := s.openUploads(u.ID, th.ID, false)
 	if errors.Is(err, fs.ErrNotExist) {
 		writeJSON(w, http.StatusOK, map[string]any{"files": out, "count": 0})
 		return
@@ -295,15 +290,6 @@ func (s *Server) listUploads(w http.ResponseWriter, r *http.Request, u *principa
 		return
 	}
 	defer d.Close()
-	dir, err := d.uploads()
-	if errors.Is(err, fs.ErrNotExist) {
-		writeJSON(w, http.StatusOK, map[string]any{"files": out, "count": 0})
-		return
-	}
-	if err != nil {
-		s.threadFileError(w, th.ID, "list the uploads", err)
-		return
-	}
 	s.reclaimTemps(d, dir)
 	f, err := d.root.Open(dir)
 	if err != nil {
@@ -341,7 +327,7 @@ func (s *Server) deleteUpload(w http.ResponseWriter, r *http.Request, u *princip
 		writeError(w, http.StatusNotFound, "File not found")
 		return
 	}
-	d, err := s.openThreadDir(u.ID, th.ID, false)
+	d, dir, err := s.openUploads(u.ID, th.ID, false)
 	if errors.Is(err, fs.ErrNotExist) {
 		writeError(w, http.StatusNotFound, "File %s not found", name)
 		return
@@ -351,15 +337,6 @@ func (s *Server) deleteUpload(w http.ResponseWriter, r *http.Request, u *princip
 		return
 	}
 	defer d.Close()
-	dir, err := d.uploads()
-	if errors.Is(err, fs.ErrNotExist) {
-		writeError(w, http.StatusNotFound, "File %s not found", name)
-		return
-	}
-	if err != nil {
-		s.threadFileError(w, th.ID, "delete the file", err)
-		return
-	}
 	p := filepath.Join(dir, name)
 	if fi, err := d.root.Lstat(p); err != nil || !fi.Mode().IsRegular() {
 		writeError(w, http.StatusNotFound, "File %s not found", name)
