@@ -31,11 +31,11 @@ func ValidateName(name string) (string, error) {
 	return n, nil
 }
 
-// SafeUserID returns the directory name for a user id, as
+// safeUserID returns the directory name for a user id, as
 // vpath.SafeUserID does (so that /mnt/skills/custom maps to the same
 // folder): the id itself when it is a valid id, else "sanitized-" and 16
 // hex digits of its SHA-256. The empty id is "default".
-func SafeUserID(id string) string {
+func safeUserID(id string) string {
 	if id == "" {
 		return "default"
 	}
@@ -70,14 +70,14 @@ func windowsIncompatible(seg string) string {
 	return ""
 }
 
-// CheckSupportPath validates the path of a supporting file relative to a
+// checkSupportPath validates the path of a supporting file relative to a
 // skill package and returns it cleaned. The rules and texts are
 // DeerFlow's: a filename is required, the path is relative, has no ".."
 // or empty segments, starts with assets/, references/, scripts/ or templates/ and names a file
 // inside it. With portable set (every write; removals skip it so that an
 // old file can still be deleted) each segment must also be a valid
 // Windows file name.
-func CheckSupportPath(rel string, portable bool) (string, error) {
+func checkSupportPath(rel string, portable bool) (string, error) {
 	if rel == "" || strings.HasSuffix(rel, "/") {
 		return "", errors.New("Supporting file path must include a filename.")
 	}

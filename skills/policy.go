@@ -20,17 +20,17 @@ var reservedSlashNames = []string{"bootstrap", "goal", "help", "memory", "models
 // alwaysAllowedTools stay available whatever the active skills declare.
 var alwaysAllowedTools = []string{"describe_skill", "read_file", "review_skill_package", "tool_search"}
 
-// HiddenMetaKey marks a message the policy injected into a model request
+// hiddenMetaKey marks a message the policy injected into a model request
 // (an activated skill's SKILL.md); such messages are never persisted and
 // never count as the user's message.
-const HiddenMetaKey = "antler_hidden"
+const hiddenMetaKey = "antler_hidden"
 
 var slashPattern = regexp.MustCompile(`^/([a-z0-9]+(?:-[a-z0-9]+)*)(?:\s+|$)`)
 
-// SlashName returns the skill name a user message activates: the text
+// slashName returns the skill name a user message activates: the text
 // must start (no leading whitespace) with "/name" followed by whitespace
 // or the end, and name must not be reserved.
-func SlashName(text string) (string, bool) {
+func slashName(text string) (string, bool) {
 	m := slashPattern.FindStringSubmatch(text)
 	if m == nil || slices.Contains(reservedSlashNames, m[1]) {
 		return "", false
@@ -46,7 +46,7 @@ func latestUserText(msgs []model.Message) string {
 		if m.Role != model.RoleUser || m.Remove {
 			continue
 		}
-		if hidden, _ := m.Meta[HiddenMetaKey].(bool); hidden {
+		if hidden, _ := m.Meta[hiddenMetaKey].(bool); hidden {
 			continue
 		}
 		return m.Content
@@ -135,7 +135,7 @@ func (p *Policy) allowlist(runtime map[string]any) []string {
 }
 
 func (p *Policy) resolve(ctx context.Context, user string, msgs []model.Message, skillCtx []thread.SkillContext, allow []string) Active {
-	slash, hasSlash := SlashName(latestUserText(msgs))
+	slash, hasSlash := slashName(latestUserText(msgs))
 	if !hasSlash && len(skillCtx) == 0 {
 		return Active{}
 	}
@@ -186,8 +186,8 @@ func (p *Policy) resolve(ctx context.Context, user string, msgs []model.Message,
 	return act
 }
 
-// BlockedText is the result text of a call the policy refuses.
-func BlockedText(name string) string {
+// blockedText is the result text of a call the policy refuses.
+func blockedText(name string) string {
 	return fmt.Sprintf("Error: Tool '%s' is not allowed by the active skill policy.", name)
 }
 
@@ -201,7 +201,7 @@ func (p *Policy) ToolMiddleware() tool.Middleware {
 				msgs, sc = call.State.Messages, call.State.SkillContext
 			}
 			if act := p.resolve(ctx, call.UserID, msgs, sc, p.allowlist(call.Context)); !act.Allows(call.Name) {
-				return tool.Errorf("%s", BlockedText(call.Name)), nil
+				return tool.Errorf("%s", blockedText(call.Name)), nil
 			}
 			return next(ctx, call, args)
 		}
@@ -248,6 +248,6 @@ func injectActivation(msgs []model.Message, s Skill, base string) []model.Messag
 	}
 	body := fmt.Sprintf("<skill_activation name=\"%s\" location=\"%s\">\nThe user activated the skill %s with a slash command. Follow its instructions for this request.\n\n%s\n</skill_activation>",
 		escape(s.Name), escape(s.ContainerFile(base)), escape(s.Name), escape(strings.TrimSpace(s.Body)))
-	hidden := model.Message{Role: model.RoleUser, Content: body, Meta: map[string]any{HiddenMetaKey: true}}
+	hidden := model.Message{Role: model.RoleUser, Content: body, Meta: map[string]any{hiddenMetaKey: true}}
 	return slices.Insert(msgs, at, hidden)
 }

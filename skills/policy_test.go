@@ -96,7 +96,7 @@ func TestSkillToolPolicy(t *testing.T) {
 			t.Errorf("tools (-want +got):\n%s", diff)
 		}
 		last := req.Messages[len(req.Messages)-1]
-		if hidden, _ := last.Meta[HiddenMetaKey].(bool); !hidden || !strings.Contains(last.Content, "# Body") ||
+		if hidden, _ := last.Meta[hiddenMetaKey].(bool); !hidden || !strings.Contains(last.Content, "# Body") ||
 			!strings.Contains(last.Content, "/mnt/skills/public/restricted/SKILL.md") {
 			t.Errorf("activated skill not injected: %+v", last)
 		}
@@ -189,9 +189,9 @@ func TestSlashName(t *testing.T) {
 		"/deep-research topic": "deep-research", "/a": "a", "/a\nmore": "a",
 		"/A": "", "/a_b": "", "/status": "", "hello /a": "", "/a--b": "", "/-a": "",
 	} {
-		got, ok := SlashName(text)
+		got, ok := slashName(text)
 		if got != want || ok != (want != "") {
-			t.Errorf("SlashName(%q) = %q, %v; want %q", text, got, ok, want)
+			t.Errorf("slashName(%q) = %q, %v; want %q", text, got, ok, want)
 		}
 	}
 }

@@ -108,7 +108,7 @@ func (s *Store) LegacyRoot() string {
 
 // CustomRoot returns the host folder of user's custom skills.
 func (s *Store) CustomRoot(user string) string {
-	return filepath.Join(s.opts.Home, "users", SafeUserID(user), "skills", string(CategoryCustom))
+	return filepath.Join(s.opts.Home, "users", safeUserID(user), "skills", string(CategoryCustom))
 }
 
 // CustomDir returns the host folder of user's custom skill name. name
@@ -126,7 +126,7 @@ func (s *Store) HistoryFile(user, name string) string {
 // function. Writers to one skill are serialised; different skills and
 // different users never wait for each other.
 func (s *Store) Lock(user, name string) (unlock func()) {
-	k := lockKey{SafeUserID(user), name}
+	k := lockKey{safeUserID(user), name}
 	s.mu.Lock()
 	l := s.locks[k]
 	if l == nil {
@@ -355,12 +355,14 @@ func (s *Store) ReadCustom(user, name string) (string, error) {
 	return string(data), err
 }
 
-// SupportFile validates rel (see CheckSupportPath) and returns the host
-// path of that supporting file of user's skill name. The resolved target
-// (following any symlinks already on disk) must stay inside the support
-// folder it names.
+// SupportFile validates rel (relative, under assets/, references/,
+// scripts/ or templates/, naming a file, with no ".." or empty segments;
+// with portable set, every segment a valid Windows file name) and returns
+// the host path of that supporting file of user's skill name. The
+// resolved target (following any symlinks already on disk) must stay
+// inside the support folder it names.
 func (s *Store) SupportFile(user, name, rel string, portable bool) (string, error) {
-	clean, err := CheckSupportPath(rel, portable)
+	clean, err := checkSupportPath(rel, portable)
 	if err != nil {
 		return "", err
 	}

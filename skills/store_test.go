@@ -171,13 +171,13 @@ func TestSupportPath(t *testing.T) {
 		{"assets/con.txt", "Supporting file path is not portable to Windows: 'assets/con.txt' (reserved device name)"},
 	}
 	for _, tc := range tests {
-		_, err := CheckSupportPath(tc.path, true)
+		_, err := checkSupportPath(tc.path, true)
 		got := ""
 		if err != nil {
 			got = err.Error()
 		}
 		if got != tc.want {
-			t.Errorf("CheckSupportPath(%q) = %q, want %q", tc.path, got, tc.want)
+			t.Errorf("checkSupportPath(%q) = %q, want %q", tc.path, got, tc.want)
 		}
 	}
 }
