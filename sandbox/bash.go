@@ -28,20 +28,20 @@ type bashArgs struct {
 	Command     string `json:"command"`
 }
 
-// HostBashDisabledMessage is DeerFlow's text when host bash is off.
-const HostBashDisabledMessage = "Host bash execution is disabled for LocalSandboxProvider because it is not a secure sandbox boundary. " +
+// hostBashDisabledMessage is DeerFlow's text when host bash is off.
+const hostBashDisabledMessage = "Host bash execution is disabled for LocalSandboxProvider because it is not a secure sandbox boundary. " +
 	"Switch to AioSandboxProvider for isolated bash access, or set sandbox.allow_host_bash: true only in a fully trusted local environment."
 
-// ChannelUserIDEnv carries the IM-channel user id (runtime context key
+// channelUserIDEnv carries the IM-channel user id (runtime context key
 // channel_user_id) into commands.
-const ChannelUserIDEnv = "DEERFLOW_CHANNEL_USER_ID"
+const channelUserIDEnv = "DEERFLOW_CHANNEL_USER_ID"
 
 // Bash returns the bash tool.
 func (t *Tools) Bash() *tool.Tool { return newTool(NameBash, bashDoc, bashSchema, t.bash) }
 
 func (t *Tools) bash(ctx context.Context, call *tool.Call, in bashArgs) (*tool.Result, error) {
 	if !t.cfg.IsHostBashAllowed() {
-		return tool.Errorf("%s", HostBashDisabledMessage), nil
+		return tool.Errorf("%s", hostBashDisabledMessage), nil
 	}
 	sb, res, err := t.sandbox(ctx, call)
 	if res != nil || err != nil {
@@ -53,7 +53,7 @@ func (t *Tools) bash(ctx context.Context, call *tool.Call, in bashArgs) (*tool.R
 	injected := map[string]string{}
 	if t.injectEnv != nil {
 		for k, v := range t.injectEnv(call) {
-			if !ValidEnvKey(k) {
+			if !validEnvKey(k) {
 				t.logger.Warn("bash: injected environment variable with an invalid name dropped", "name", k)
 				continue
 			}
@@ -61,20 +61,20 @@ func (t *Tools) bash(ctx context.Context, call *tool.Call, in bashArgs) (*tool.R
 		}
 	}
 	if id := call.ContextString("channel_user_id"); id != "" && len(id) <= 256 {
-		injected[ChannelUserIDEnv] = id
+		injected[channelUserIDEnv] = id
 	}
 	command := sb.layout.ToHostText(sb.user, sb.thread, in.Command)
 	timeout := time.Duration(t.cfg.Sandbox.BashCommandTimeout) * time.Second
 	if timeout <= 0 {
 		timeout = 600 * time.Second
 	}
-	r, err := runCommand(ctx, command, sb.paths.Workspace, SandboxEnv(t.environ(), injected), timeout)
+	r, err := runCommand(ctx, command, sb.paths.Workspace, sandboxEnv(t.environ(), injected), timeout)
 	t.reportKill(r.killErr)
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return nil, err
 		}
-		return tool.Errorf("Unexpected error executing command: %s", RedactSecrets(unexpected(sb, err), injected)), nil
+		return tool.Errorf("Unexpected error executing command: %s", redactSecrets(unexpected(sb, err), injected)), nil
 	}
 	out := r.stdout
 	if r.stderr != "" {
@@ -97,8 +97,8 @@ func (t *Tools) bash(ctx context.Context, call *tool.Call, in bashArgs) (*tool.R
 	if out == "" {
 		out = "(no output)"
 	}
-	out = RedactSecrets(sb.Mask(out), injected)
-	return tool.Text(TruncateMiddle(out, t.cfg.Sandbox.BashOutputMaxChars)), nil
+	out = redactSecrets(sb.Mask(out), injected)
+	return tool.Text(truncateMiddle(out, t.cfg.Sandbox.BashOutputMaxChars, "middle truncated")), nil
 }
 
 // timeoutNotice is DeerFlow's text for a command killed at its timeout.

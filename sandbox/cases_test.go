@@ -139,7 +139,7 @@ func TestLocalBashCommandValidation(t *testing.T) {
 func TestBashGateAndOutputs(t *testing.T) {
 	off := newFixture(t, fixtureOpts{})
 	res := off.call(t, "u1", "t1", "bash", map[string]any{"command": "echo hi"})
-	if want := "Error: " + HostBashDisabledMessage; res.TextContent() != want || !res.IsError {
+	if want := "Error: " + hostBashDisabledMessage; res.TextContent() != want || !res.IsError {
 		t.Errorf("gate = %q", res.TextContent())
 	}
 	f := newFixture(t, fixtureOpts{hostBash: true, mutate: func(c *config.Config) { c.Sandbox.BashCommandTimeout = 1 }})
@@ -197,9 +197,9 @@ func TestTruncationHelpers(t *testing.T) {
 	long := strings.Repeat("a", 500) + "MIDDLE" + strings.Repeat("z", 500)
 	for _, max := range []int{1, 10, 50, 60, 100, 500, 1005, 1006, 5000} {
 		for name, got := range map[string]string{
-			"middle":  TruncateMiddle(long, max),
-			"read":    TruncateHead(long, max, readFileHint),
-			"ls":      TruncateHead(long, max, lsHint),
+			"middle":  truncateMiddle(long, max, "middle truncated"),
+			"read":    truncateHead(long, max, readFileHint),
+			"ls":      truncateHead(long, max, lsHint),
 			"writeEr": truncateMiddle(long, max, "write_file error truncated"),
 		} {
 			if n := utf8.RuneCountInString(got); n > max && n > 0 && len(long) > max {
@@ -207,10 +207,10 @@ func TestTruncationHelpers(t *testing.T) {
 			}
 		}
 	}
-	if TruncateMiddle(long, 0) != long || TruncateHead(long, 0, lsHint) != long {
+	if truncateMiddle(long, 0, "middle truncated") != long || truncateHead(long, 0, lsHint) != long {
 		t.Error("0 must disable truncation")
 	}
-	got := TruncateMiddle(long, 200)
+	got := truncateMiddle(long, 200, "middle truncated")
 	if !strings.HasPrefix(got, "aaaa") || !strings.HasSuffix(got, "zzzz") || !strings.Contains(got, "\n... [middle truncated: ") {
 		t.Errorf("middle = %q", got)
 	}
@@ -218,14 +218,14 @@ func TestTruncationHelpers(t *testing.T) {
 	if !strings.Contains(got, "[middle truncated: "+strconv.Itoa(1006-kept)+" chars skipped]") {
 		t.Errorf("middle marker count wrong: %q", got)
 	}
-	head := TruncateHead(long, 300, readFileHint)
+	head := truncateHead(long, 300, readFileHint)
 	k := 300 - utf8.RuneCountInString("\n... [truncated: showing first 1006 of 1006 chars. "+readFileHint+"] ...")
 	if want := "\n... [truncated: showing first " + strconv.Itoa(k) + " of 1006 chars. Use start_line/end_line to read a specific range] ..."; !strings.HasSuffix(head, want) {
 		t.Errorf("head marker = %q", head[len(head)-120:])
 	}
 	// Multi-byte text is counted in characters and never split.
 	uni := strings.Repeat("é", 3000)
-	if got := TruncateHead(uni, 1000, lsHint); !utf8.ValidString(got) || utf8.RuneCountInString(got) > 1000 {
+	if got := truncateHead(uni, 1000, lsHint); !utf8.ValidString(got) || utf8.RuneCountInString(got) > 1000 {
 		t.Error("unicode head truncation broken")
 	}
 
@@ -467,7 +467,7 @@ func TestReadBeforeWrite(t *testing.T) {
 // characters are redacted, shorter ones left alone.
 func TestSecretMasking(t *testing.T) {
 	injected := map[string]string{"ERP_TOKEN": "tok-12345678", "SHORT": "abc1234", "LONGER": "tok-12345678-extended"}
-	got := RedactSecrets("a tok-12345678-extended b tok-12345678 c abc1234", injected)
+	got := redactSecrets("a tok-12345678-extended b tok-12345678 c abc1234", injected)
 	if want := "a [redacted] b [redacted] c abc1234"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}

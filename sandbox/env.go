@@ -20,9 +20,9 @@ var secretNames = map[string]bool{
 	"MYSQL_PWD": true, "REDISCLI_AUTH": true, "REDIS_AUTH": true, "PGSERVICEFILE": true,
 }
 
-// IsSecretEnvName reports whether an inherited environment variable looks
+// isSecretEnvName reports whether an inherited environment variable looks
 // like a credential and must not reach a sandbox command.
-func IsSecretEnvName(name string) bool {
+func isSecretEnvName(name string) bool {
 	upper := strings.ToUpper(name)
 	if secretNames[upper] {
 		return true
@@ -37,18 +37,18 @@ func IsSecretEnvName(name string) bool {
 
 var envKeyPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// ValidEnvKey reports whether key is a POSIX environment variable name.
-func ValidEnvKey(key string) bool { return envKeyPattern.MatchString(key) }
+// validEnvKey reports whether key is a POSIX environment variable name.
+func validEnvKey(key string) bool { return envKeyPattern.MatchString(key) }
 
-// SandboxEnv returns the environment of a sandbox command: environ (as
+// sandboxEnv returns the environment of a sandbox command: environ (as
 // os.Environ returns it) without secret-looking names, then injected on
 // top. An injected name wins even when it looks secret: injection is
 // authorised upstream.
-func SandboxEnv(environ []string, injected map[string]string) []string {
+func sandboxEnv(environ []string, injected map[string]string) []string {
 	out := make([]string, 0, len(environ)+len(injected))
 	for _, kv := range environ {
 		k, _, ok := strings.Cut(kv, "=")
-		if !ok || IsSecretEnvName(k) {
+		if !ok || isSecretEnvName(k) {
 			continue
 		}
 		if _, over := injected[k]; over {
@@ -66,13 +66,13 @@ func SandboxEnv(environ []string, injected map[string]string) []string {
 // output; shorter ones would shred unrelated text (exit codes, sizes).
 const minRedactLen = 8
 
-// Redacted replaces an injected secret value in output.
-const Redacted = "[redacted]"
+// redacted replaces an injected secret value in output.
+const redacted = "[redacted]"
 
-// RedactSecrets replaces every injected value of at least 8 characters in
+// redactSecrets replaces every injected value of at least 8 characters in
 // output by "[redacted]", longest first so that a value contained in
 // another is not half revealed.
-func RedactSecrets(output string, injected map[string]string) string {
+func redactSecrets(output string, injected map[string]string) string {
 	var vals []string
 	for _, v := range injected {
 		if len([]rune(v)) >= minRedactLen {
@@ -81,7 +81,7 @@ func RedactSecrets(output string, injected map[string]string) string {
 	}
 	slices.SortFunc(vals, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
 	for _, v := range vals {
-		output = strings.ReplaceAll(output, v, Redacted)
+		output = strings.ReplaceAll(output, v, redacted)
 	}
 	return output
 }

@@ -90,7 +90,7 @@ func TestProviderLRUAndIDs(t *testing.T) {
 	ctx := t.Context()
 	first, err := p.Acquire(ctx, "u1", "t1")
 	mustDo(t, err)
-	if first.ID() != "local:u1:t1" || !IsLocalSandboxID(first.ID()) {
+	if first.ID() != "local:u1:t1" || !isLocalSandboxID(first.ID()) {
 		t.Errorf("id = %q", first.ID())
 	}
 	if again, _ := p.Acquire(ctx, "u1", "t1"); again != first {
@@ -120,8 +120,8 @@ func TestProviderLRUAndIDs(t *testing.T) {
 	if td := first.ThreadData(); !strings.HasSuffix(td.OutputsPath, filepath.Join("t1", "user-data", "outputs")) {
 		t.Errorf("thread data = %+v", td)
 	}
-	if IsLocalSandboxID("aio:1") || !IsLocalSandboxID("local") {
-		t.Error("IsLocalSandboxID")
+	if isLocalSandboxID("aio:1") || !isLocalSandboxID("local") {
+		t.Error("isLocalSandboxID")
 	}
 	if _, err := FromConfig(home, func() *cfgT {
 		c := defaultCfg()

@@ -79,7 +79,7 @@ func (t *Tools) lsFormat(sb *Sandbox, entries []string) *tool.Result {
 	if len(entries) == 0 {
 		return tool.Text("(empty)")
 	}
-	return tool.Text(TruncateHead(sb.Mask(strings.Join(entries, "\n")), t.cfg.Sandbox.LsOutputMaxChars, lsHint))
+	return tool.Text(truncateHead(sb.Mask(strings.Join(entries, "\n")), t.cfg.Sandbox.LsOutputMaxChars, lsHint))
 }
 
 // listDir lists target up to depth levels as virtual paths, directories

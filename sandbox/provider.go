@@ -159,9 +159,9 @@ func (p *LocalProvider) Close() error {
 	return nil
 }
 
-// IsLocalSandboxID reports whether id names a local sandbox ("local" or
+// isLocalSandboxID reports whether id names a local sandbox ("local" or
 // "local:...").
-func IsLocalSandboxID(id string) bool {
+func isLocalSandboxID(id string) bool {
 	return id == "local" || len(id) > 6 && id[:6] == "local:"
 }
 

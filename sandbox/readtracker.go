@@ -26,8 +26,8 @@ type mark struct {
 	seq uint64
 }
 
-// ContentHash returns the hex sha256 the tracker stores for content.
-func ContentHash(content []byte) string {
+// contentHash returns the hex sha256 the tracker stores for content.
+func contentHash(content []byte) string {
 	sum := sha256.Sum256(content)
 	return hex.EncodeToString(sum[:])
 }

@@ -46,7 +46,7 @@ type scanOptions struct {
 
 // textScan is what one pass over a file found.
 type textScan struct {
-	sum    string // hex sha256 of the raw bytes (ContentHash of the whole file)
+	sum    string // hex sha256 of the raw bytes (contentHash of the whole file)
 	binary bool   // a NUL in the first 8 KiB, or invalid UTF-8 anywhere
 	lines  int    // lines of the text: line ends, plus one for text after the last
 	head   string // the first keep characters of the selected text

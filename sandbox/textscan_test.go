@@ -53,7 +53,7 @@ func refScan(data []byte, o scanOptions) textScan {
 		return textScan{binary: true}
 	}
 	content := normalizeNewlines(string(data))
-	res := textScan{sum: ContentHash(data), lines: refCountLines(content)}
+	res := textScan{sum: contentHash(data), lines: refCountLines(content)}
 	if !o.collect {
 		return res
 	}

@@ -9,12 +9,9 @@ import (
 // Python str characters. Each result, marker included, is never longer
 // than max; max 0 disables truncation.
 
-// TruncateMiddle keeps equal head and tail around a
-// "\n... [middle truncated: {n} chars skipped] ...\n" marker (bash output).
-func TruncateMiddle(s string, max int) string {
-	return truncateMiddle(s, max, "middle truncated")
-}
-
+// truncateMiddle keeps equal head and tail around a
+// "\n... [{label}: {n} chars skipped] ...\n" marker (label "middle
+// truncated" for bash output).
 func truncateMiddle(s string, max int, label string) string {
 	if max <= 0 {
 		return s
@@ -35,16 +32,16 @@ func truncateMiddle(s string, max int, label string) string {
 	return string(r[:head]) + marker + string(r[total-tail:])
 }
 
-// TruncateHead keeps the head of s and appends
+// truncateHead keeps the head of s and appends
 // "\n... [truncated: showing first {k} of {t} chars. {hint}] ...".
-func TruncateHead(s string, max int, hint string) string {
+func truncateHead(s string, max int, hint string) string {
 	if max <= 0 {
 		return s
 	}
 	return truncateHeadOf(s, utf8.RuneCountInString(s), max, hint)
 }
 
-// truncateHeadOf is [TruncateHead] for a text of total characters of
+// truncateHeadOf is truncateHead for a text of total characters of
 // which only the head is at hand: head holds at least the first max
 // characters when total > max, and the whole text otherwise.
 func truncateHeadOf(head string, total, max int, hint string) string {
