@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -82,12 +83,18 @@ func TestToolOutputCeiling(t *testing.T) {
 		{name: "images over the ceiling are saved", cfg: disabled, tool: "mcp_tool",
 			res: &tool.Result{Content: []tool.Block{{Type: tool.BlockText, Text: "two charts"},
 				{Type: tool.BlockImage, MIMEType: "image/png", Data: make([]byte, 200<<10)},
-				{Type: tool.BlockImage, MIMEType: "image/jpeg", Data: make([]byte, 200<<10)}}},
+				{Type: tool.BlockImage, MIMEType: "image/jpeg", Data: bytes.Repeat([]byte{0xff, 0xd8}, 100<<10)}}},
 			want: []string{"two charts", "[image image/png, 204800 bytes, saved to /mnt/user-data/outputs/.tool-results/mcp_tool-",
 				".png; use view_image on it to see it]", ".jpg; use view_image"},
 			check: func(t *testing.T, out *tool.Result, files map[string]string) {
 				if len(files) != 2 {
 					t.Errorf("%d files, want the two images", len(files))
+				}
+				jpeg := bytes.Repeat([]byte{0xff, 0xd8}, 100<<10)
+				for name, data := range files {
+					if strings.HasSuffix(name, ".jpg") && data != string(jpeg) {
+						t.Errorf("%s is not the image's bytes", name)
+					}
 				}
 			}},
 		{name: "images within the ceiling stay", cfg: disabled, tool: "mcp_tool",

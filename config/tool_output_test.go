@@ -1,6 +1,7 @@
 package config
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -57,5 +58,18 @@ func TestToolOutputDefaults(t *testing.T) {
 				t.Errorf("tool_output %+v, want %+v", got, c.want)
 			}
 		})
+	}
+}
+
+// TestExampleConfigToolOutputSection: the example config.yaml at the
+// repository root documents the section with DeerFlow's defaults.
+func TestExampleConfigToolOutputSection(t *testing.T) {
+	c, err := Load("../config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	to := c.ToolOutput
+	if !to.Enabled || to.ExternalizeMinChars != 12000 || !slices.Contains(to.ExemptTools, "read_file") || to.StorageSubdir != ".tool-results" {
+		t.Errorf("example tool_output %+v", to)
 	}
 }
