@@ -77,7 +77,7 @@ func (d *ddg) post(ctx context.Context, endpoint string, form url.Values) (*html
 		return nil, providerErrorf("DuckDuckGo request failed: %v", err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("User-Agent", SearchUserAgent)
+	req.Header.Set("User-Agent", searchUserAgent)
 	req.Header.Set("Referer", d.opts.baseURL(DefaultDDGHTMLBase)+"/")
 	resp, err := d.client.Do(req)
 	if err != nil {
@@ -264,7 +264,7 @@ func (d *ddg) images(ctx context.Context, q ImageQuery) ([]ImageResult, error) {
 		"f": {filters}, "p": {ddgSafe(d.opts.SafeSearch)},
 	}
 	endpoint := base + "/i.js?" + params.Encode()
-	header := http.Header{"User-Agent": {SearchUserAgent}, "Referer": {base + "/"}}
+	header := http.Header{"User-Agent": {searchUserAgent}, "Referer": {base + "/"}}
 	var out []ImageResult
 	for page := 0; page < maxDDGPages && len(out) < q.MaxResults && endpoint != ""; page++ {
 		var resp ddgImageResponse
@@ -295,7 +295,7 @@ func (d *ddg) vqd(ctx context.Context, base, query string) (string, error) {
 	if err != nil {
 		return "", providerErrorf("DuckDuckGo images request failed: %v", err)
 	}
-	req.Header.Set("User-Agent", SearchUserAgent)
+	req.Header.Set("User-Agent", searchUserAgent)
 	resp, err := d.client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -29,10 +29,11 @@ const (
 const (
 	DefaultSearchTimeout = 30 * time.Second // DeerFlow's DDGS(timeout=30)
 	DefaultMaxResults    = 5
-	// SearchUserAgent is sent to DuckDuckGo, which serves its HTML
-	// endpoint to browsers.
-	SearchUserAgent = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
 )
+
+// searchUserAgent is sent to DuckDuckGo, which serves its HTML endpoint
+// to browsers.
+const searchUserAgent = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
 
 // SearchOptions configure web_search and image_search. The zero value
 // searches DuckDuckGo with DeerFlow's defaults.
