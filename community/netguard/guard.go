@@ -105,19 +105,19 @@ func (g *Guard) refuse(host string, addr netip.Addr) *Error {
 // blockedNames are refused before any resolution.
 var blockedNames = []string{"localhost", "metadata.google.internal", "metadata"}
 
-// NormalizeHost lowercases h and strips one trailing dot and IPv6
+// normalizeHost lowercases h and strips one trailing dot and IPv6
 // brackets.
-func NormalizeHost(h string) string {
+func normalizeHost(h string) string {
 	h = strings.TrimSpace(h)
 	h = strings.TrimPrefix(strings.TrimSuffix(h, "]"), "[")
 	h = strings.TrimSuffix(h, ".")
 	return strings.ToLower(h)
 }
 
-// BlockedName reports whether host is a name refused without resolution:
+// blockedName reports whether host is a name refused without resolution:
 // localhost and its subdomains, and the cloud metadata names.
-func BlockedName(host string) bool {
-	h := NormalizeHost(host)
+func blockedName(host string) bool {
+	h := normalizeHost(host)
 	for _, n := range blockedNames {
 		if h == n {
 			return true
@@ -135,16 +135,16 @@ func (g *Guard) CheckURL(u *url.URL) error {
 		return &Error{Kind: KindScheme, Action: g.action()}
 	}
 	host := u.Hostname()
-	if NormalizeHost(host) == "" {
+	if normalizeHost(host) == "" {
 		return &Error{Kind: KindHost, Action: g.action()}
 	}
 	if g != nil && g.AllowPrivate {
 		return nil
 	}
-	if BlockedName(host) {
+	if blockedName(host) {
 		return g.refuse(host, netip.Addr{})
 	}
-	if a, err := netip.ParseAddr(NormalizeHost(host)); err == nil && Blocked(a) {
+	if a, err := netip.ParseAddr(normalizeHost(host)); err == nil && Blocked(a) {
 		return g.refuse(host, a)
 	}
 	return nil
@@ -176,12 +176,12 @@ func (g *Guard) action() string {
 // address), refusing blocked names and, unless AllowPrivate, any host with
 // a blocked address among its addresses.
 func (g *Guard) Resolve(ctx context.Context, host string) ([]netip.Addr, error) {
-	h := NormalizeHost(host)
+	h := normalizeHost(host)
 	if h == "" {
 		return nil, &Error{Kind: KindHost, Action: g.action()}
 	}
 	allow := g != nil && g.AllowPrivate
-	if !allow && BlockedName(h) {
+	if !allow && blockedName(h) {
 		return nil, g.refuse(host, netip.Addr{})
 	}
 	var addrs []netip.Addr

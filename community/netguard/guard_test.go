@@ -238,11 +238,11 @@ func FuzzCheckURL(f *testing.F) {
 		if u.Scheme != "http" && u.Scheme != "https" {
 			t.Fatalf("accepted scheme %q", u.Scheme)
 		}
-		h := NormalizeHost(u.Hostname())
+		h := normalizeHost(u.Hostname())
 		if a, err := netip.ParseAddr(h); err == nil && Blocked(a) {
 			t.Fatalf("accepted blocked literal %s from %q", a, raw)
 		}
-		if BlockedName(h) {
+		if blockedName(h) {
 			t.Fatalf("accepted blocked name %q", h)
 		}
 	})
