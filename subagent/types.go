@@ -85,9 +85,9 @@ func builtinTypes() map[string]Type {
 	}
 }
 
-// AvailableTypes returns the names a task may use: general-purpose, bash
+// availableTypes returns the names a task may use: general-purpose, bash
 // (only when host bash is allowed), then the custom types in name order.
-func AvailableTypes(cfg *config.Config) []string {
+func availableTypes(cfg *config.Config) []string {
 	names := []string{GeneralPurpose}
 	if cfg.IsHostBashAllowed() {
 		names = append(names, Bash)
@@ -122,7 +122,7 @@ func ResolveType(cfg *config.Config, name string) (Type, error) {
 	default:
 		c, found := s.CustomAgents[name]
 		if !found {
-			avail := strings.Join(AvailableTypes(cfg), ", ")
+			avail := strings.Join(availableTypes(cfg), ", ")
 			if avail == "" {
 				avail = "none"
 			}
