@@ -89,9 +89,9 @@ const (
 // TaskBriefMaxChars bounds the brief and error texts in the metadata.
 const TaskBriefMaxChars = 2000
 
-// TaskBrief bounds s (trimmed) to max characters: the first two thirds,
+// taskBrief bounds s (trimmed) to max characters: the first two thirds,
 // "\n...\n", and the tail.
-func TaskBrief(s string, max int) string {
+func taskBrief(s string, max int) string {
 	s = strings.TrimSpace(s)
 	if utf8.RuneCountInString(s) <= max {
 		return s
@@ -167,12 +167,12 @@ func TaskResultMeta(r TaskResult) (map[string]any, error) {
 	_, detail := TaskResultText(r)
 	m := map[string]any{MetaSubagentStatus: string(r.Status)}
 	if r.Status == TaskCompleted && strings.TrimSpace(r.Result) != "" {
-		m[MetaSubagentResultBrief] = TaskBrief(r.Result, TaskBriefMaxChars)
+		m[MetaSubagentResultBrief] = taskBrief(r.Result, TaskBriefMaxChars)
 		sum := sha256.Sum256([]byte(r.Result))
 		m[MetaSubagentResultSHA256] = hex.EncodeToString(sum[:])
 	}
 	if r.Status != TaskCompleted && strings.TrimSpace(detail) != "" {
-		m[MetaSubagentError] = TaskBrief(detail, TaskBriefMaxChars)
+		m[MetaSubagentError] = taskBrief(detail, TaskBriefMaxChars)
 	}
 	if r.StopReason != "" {
 		m[MetaSubagentStopReason] = string(r.StopReason)

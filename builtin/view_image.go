@@ -163,7 +163,7 @@ func readImage(t vpath.Target, at openAt, shown string, mask func(error) string)
 	if int64(len(data)) != size {
 		return nil, tool.Errorf("Image file changed during read")
 	}
-	detected := DetectImageMIME(data)
+	detected := detectImageMIME(data)
 	if detected == "" {
 		return nil, tool.Errorf("File contents do not match a supported image format")
 	}
@@ -186,9 +186,9 @@ func osErrorResult(prefix string, err error, mask func(error) string) *tool.Resu
 	return &tool.Result{Content: []tool.Block{{Type: tool.BlockText, Text: fmt.Sprintf("%s: %s: %s", prefix, kind, mask(err))}}, IsError: true}
 }
 
-// DetectImageMIME returns the MIME type named by data's magic bytes (JPEG,
+// detectImageMIME returns the MIME type named by data's magic bytes (JPEG,
 // PNG, WEBP or GIF), or "".
-func DetectImageMIME(data []byte) string {
+func detectImageMIME(data []byte) string {
 	switch {
 	case bytes.HasPrefix(data, []byte{0xFF, 0xD8, 0xFF}):
 		return "image/jpeg"

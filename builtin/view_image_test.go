@@ -143,8 +143,8 @@ func TestDetectImageMIME(t *testing.T) {
 		{pngData, "image/png"}, {jpegData, "image/jpeg"}, {gifData, "image/gif"}, {webpData, "image/webp"},
 		{[]byte("GIF87a"), "image/gif"}, {[]byte("RIFF\x00\x00\x00\x00WAVE"), ""}, {[]byte("RIFF"), ""}, {nil, ""},
 	} {
-		if got := DetectImageMIME(tc.data); got != tc.want {
-			t.Errorf("DetectImageMIME(%q) = %q, want %q", tc.data, got, tc.want)
+		if got := detectImageMIME(tc.data); got != tc.want {
+			t.Errorf("detectImageMIME(%q) = %q, want %q", tc.data, got, tc.want)
 		}
 	}
 }
