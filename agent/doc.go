@@ -7,22 +7,20 @@
 // to observe the loop, not a second loop.
 //
 // Middlewares wrap the two calls the loop makes: tool.ModelMiddleware
-// around each model request (WrapModelCall) and tool.Middleware around
-// each tool call (WrapToolCall), the first listed outermost. The package
-// provides DeerFlow's runtime middlewares that the agent itself owns:
-// [Clarification] (ask_clarification ends the run and waits for the user),
-// [ToolErrors] (failures and panics become error results with
-// deerflow_tool_meta), [DanglingToolCalls] (unanswered tool calls get
-// placeholder results before the next request) and [LoopDetector]
-// (repeated tool calls get a warning, then a forced stop). The embedder
-// installs [ToolOutputBudget], DeerFlow's tool-output budget (oversized
-// results are saved under the thread's outputs and replaced by a typed
-// synopsis) with Antler's [MaxToolResultBytes] ceiling. [TitleOptions]
-// (Options.Title) titles a thread after its first exchange, DeerFlow's
-// TitleMiddleware. [SummarizationOptions] (Options.Summarization)
-// summarises the older messages of a long thread into its summary_text
-// before a model call, DeerFlow's summarization middleware; [Agent.Compact]
-// does it on request.
+// around each model request and tool.Middleware around each tool call,
+// the first listed outermost; agent/recipe.go ([ChainSpec]) puts them in
+// their one order. DeerFlow's middlewares live in the files named
+// middleware_*.go: [Clarification] (ask_clarification ends the run and
+// waits for the user), [DanglingToolCalls] (unanswered tool calls get
+// placeholder results before the next request), [LoopDetector] (repeated
+// tool calls get a warning, then a forced stop), the tool error
+// classification (deerflow_tool_meta on every result of tool.Invoke),
+// [ToolOutputBudget], DeerFlow's tool-output budget (oversized results
+// are saved under the thread's outputs and replaced by a typed synopsis)
+// with Antler's [MaxToolResultBytes] ceiling, which the embedder
+// installs, [TitleOptions] (Options.Title) for DeerFlow's TitleMiddleware
+// and [SummarizationOptions] (Options.Summarization) for its
+// summarization middleware ([Agent.Compact] summarises on request).
 //
 // [Factory] builds DeerFlow's lead agent for a run: the custom agent by
 // name, the model with its fallback, the assembled tools with

@@ -22,7 +22,7 @@ import (
 // re-expressed: helpers, thresholds, exemptions, overrides, fallback,
 // content blocks and model-request history. The synopsis and fallback
 // texts themselves are pinned against DeerFlow's output in
-// tool_output_golden_test.go.
+// middleware_tool_output_golden_test.go.
 
 const budgetUser, budgetThread = "u1", "t1"
 
