@@ -1,7 +1,6 @@
 package search
 
 import (
-	"math"
 	"math/bits"
 	"slices"
 	"strings"
@@ -373,21 +372,12 @@ func isUpperASCII(c byte) bool { return 'A' <= c && c <= 'Z' }
 func isLowerASCII(c byte) bool { return 'a' <= c && c <= 'z' }
 
 // buildIndexSplit is [Build] with the analyser taking tools[:m] and the
-// second goroutine reading tools[m:] (see rawPart).
+// second goroutine reading tools[m:] (see rawPart). The analyser
+// collects the terms of every document's fields ([fieldBuild]); then a
+// third goroutine lays out the regex run index, the name pairs and the
+// sorted terms while the analyser lays out the postings.
 func buildIndexSplit(tools []*tool.Tool, m int, beside func()) *Index {
-	n := len(tools)
-	ix := &Index{
-		tools:      tools,
-		n:          n,
-		terms:      make(map[string]int32, 4096),
-		words:      make(map[string]int32, 4096),
-		nameTerms:  make([][]int32, n),
-		lowerNames: make([]string, n),
-		server:     make([]int32, n),
-		descs:      make([]string, n),
-		names:      make([]string, n),
-		runIDs:     make(map[string]int32, 4096),
-	}
+	ix := newIndex(tools)
 	a := &analyzer{ix: ix}
 	a.raw.init(1 << 14)
 	servers := make(map[string]int32)
@@ -399,7 +389,7 @@ func buildIndexSplit(tools []*tool.Tool, m int, beside func()) *Index {
 	done, besideDone := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(besideDone)
-		if m < n {
+		if m < len(tools) {
 			part.read(tools[m:])
 		}
 		close(done)
@@ -408,178 +398,46 @@ func buildIndexSplit(tools []*tool.Tool, m int, beside func()) *Index {
 		}
 	}()
 	ix.syn = synonyms()
-	var partRuns []rawRun // by run number of part
 
-	// The term ids of every document, field after field, in one array:
-	// document d's field k is flat[off[d*numFields+k]:off[d*numFields+k+1]].
-	// About one term per five bytes of prose and one per 32 bytes of
-	// schema, most of which is JSON syntax and types. English prose has
-	// about one term per eight bytes, but the lead sentence counts twice
-	// and Chinese text, three bytes a character, yields a bigram per
-	// character and the words of its glosses: on the LiveMCPBench
-	// catalogue (9 % of the prose bytes not ASCII) one per eight bytes
-	// fell 30 % short, and growing flat copies it.
-	size := 0
-	for _, t := range tools {
-		size += (len(t.Name)+len(t.Description))/5 + len(t.InputSchema)/32
-	}
-	flat := make([]int32, 0, size+4*n)
-	off := make([]int32, 1, n*numFields+1)
-	var totalLen [numFields]float64
-	end := func(k int) {
-		off = append(off, int32(len(flat)))
-		totalLen[k] += float64(off[len(off)-1] - off[len(off)-2])
-	}
-
-	names := make([]int32, 0, 8*n)
-	bigrams := make([]nameBigram, 0, 4*n) // consecutive name terms, documents ascending
-	var pd []int32                        // parameter descriptions of the current document
-	var nameTerm, proseTerm []bool        // by term id
-	mark := func(set *[]bool, ids []int32) {
-		for _, id := range ids {
-			for int(id) >= len(*set) {
-				*set = append(*set, false)
-			}
-			(*set)[id] = true
-		}
-	}
-	for d, t := range tools {
-		doc := int32(d)
-		if d == m {
-			<-done
-			partRuns = a.merge(part)
-		}
-		if d < m {
-			flat = a.terms(flat, t.Name, doc)
-		} else {
-			flat = a.replay(flat, part.segment(d-m, segName), partRuns, doc)
-		}
-		end(fieldName)
-		nt := flat[off[len(off)-2]:]
-		for i := 1; i < len(nt); i++ {
-			if nt[i-1] == nt[i] {
-				continue
-			}
-			bigrams = append(bigrams, nameBigram{key: bigram(nt[i-1], nt[i]), doc: doc})
-		}
-		nameStart := len(names)
-		for _, id := range flat[off[len(off)-2]:] {
-			if !slices.Contains(names[nameStart:], id) {
-				names = append(names, id)
-			}
-		}
-		ix.nameTerms[d] = names[nameStart:len(names):len(names)]
-		mark(&nameTerm, names[nameStart:])
-		ix.lowerNames[d] = lowerASCII(t.Name)
-		ix.names[d] = t.Name
-
-		ix.server[d] = -1
-		if srv := t.Meta[serverKey]; srv != "" {
-			sid, ok := servers[srv]
-			if !ok {
-				sid = int32(len(ix.serverTerms))
-				servers[srv] = sid
-				var ids []int32
-				for _, id := range a.terms(nil, srv, -1) {
-					if !slices.Contains(ids, id) {
-						ids = append(ids, id)
-					}
-				}
-				ix.serverTerms = append(ix.serverTerms, ids)
-			}
-			ix.server[d] = sid
-			flat = append(flat, ix.serverTerms[sid]...)
-		}
-		end(fieldServer)
-
-		// The lead sentence is analysed first so that its terms, a prefix
-		// of the description's, can be copied into the lead field.
-		descStart := len(flat)
-		var leadTerms int
-		pd = pd[:0]
-		if d < m {
-			lead := leadEnd(t.Description)
-			flat = a.terms(flat, t.Description[:lead], doc)
-			leadTerms = len(flat) - descStart
-			flat = a.terms(flat, t.Description[lead:], doc)
-			mark(&proseTerm, flat[off[len(off)-1]:])
-			end(fieldDescription)
-			forEachParam(t.InputSchema, func(name, desc []byte) {
-				flat = analyse(a, flat, name, -1)
-				pd = analyse(a, pd, desc, -1)
-			})
-		} else {
-			i := d - m
-			flat = a.replay(flat, part.segment(i, segLead), partRuns, doc)
-			leadTerms = len(flat) - descStart
-			flat = a.replay(flat, part.segment(i, segRest), partRuns, doc)
-			mark(&proseTerm, flat[off[len(off)-1]:])
-			end(fieldDescription)
-			flat = a.replay(flat, part.segment(i, segParamName), partRuns, -1)
-			pd = a.replay(pd, part.segment(i, segParamDescription), partRuns, -1)
-		}
-		end(fieldParamName)
-		flat = append(flat, pd...)
-		end(fieldParamDescription)
-		flat = append(flat, flat[descStart:descStart+leadTerms]...)
-		end(fieldLead)
-
-		ix.descs[d] = t.Description
-	}
+	b := fieldBuild{ix: ix, a: a, m: m, part: part, done: done}
+	b.reserve(tools)
+	b.documents(tools, servers)
 
 	<-done
 	// The analysis is over: the regex run index, the name pairs and the
-	// sorted terms are laid out beside the postings.
+	// sorted terms are laid out beside the postings. The goroutine takes
+	// a copy of b.bigrams rather than b, which would then leave the stack.
 	tail := make(chan struct{})
+	bigrams := b.bigrams
 	go func() {
 		defer close(tail)
 		ix.runDocs = a.runDocs()
-		ix.nameBigrams = nameBigramIndex(bigrams, n)
+		ix.nameBigrams = nameBigramIndex(bigrams, ix.n)
 		ix.sorted = slices.Clone(ix.termStr)
 		slices.Sort(ix.sorted)
 	}()
-
-	// Compound identifiers of names and server names (datagov,
-	// hdbcarpark) also count their parts, when they occur nowhere in
-	// prose (so "generate" is never read as "gene rate").
-	nt := len(ix.termStr)
-	compound := make([][]int32, nt) // by term id
-	for w, id := range ix.words {
-		if id >= 0 && int(id) < len(nameTerm) && nameTerm[id] && (int(id) >= len(proseTerm) || !proseTerm[id]) {
-			compound[id] = ix.splitCompound(w)
-		}
-	}
-	// Field lengths count compound parts too.
-	lens := make([]int32, n*numFields)
-	for d := range n {
-		for k := range numFields {
-			a, b := off[d*numFields+k], off[d*numFields+k+1]
-			c := b - a
-			if k == fieldName || k == fieldServer {
-				for _, id := range flat[a:b] {
-					c += int32(len(compound[id]))
-				}
-				totalLen[k] += float64(c - (b - a))
-			}
-			lens[d*numFields+k] = c
-		}
-	}
-
-	var avg [numFields]float64
-	for k := range numFields {
-		avg[k] = max(totalLen[k]/float64(max(n, 1)), 1)
-	}
-
-	in := postingsInput{n: n, nt: nt, flat: flat, off: off, lens: lens, compound: compound, avg: avg}
-	ix.postings = in.postings()
-	ix.idf = make([]float32, nt)
-	for id, ps := range ix.postings {
-		df := float64(len(ps))
-		ix.idf[id] = float32(math.Log(1 + (float64(n)-df+0.5)/(df+0.5)))
-	}
+	b.postings(b.compoundParts())
 	<-tail
 	<-besideDone
 	return ix
+}
+
+// newIndex returns the index of tools before analysis: its tables and
+// per-document arrays made, sized for a catalogue of tools.
+func newIndex(tools []*tool.Tool) *Index {
+	n := len(tools)
+	return &Index{
+		tools:      tools,
+		n:          n,
+		terms:      make(map[string]int32, 4096),
+		words:      make(map[string]int32, 4096),
+		nameTerms:  make([][]int32, n),
+		lowerNames: make([]string, n),
+		server:     make([]int32, n),
+		descs:      make([]string, n),
+		names:      make([]string, n),
+		runIDs:     make(map[string]int32, 4096),
+	}
 }
 
 // nameBigram records that document doc's name holds the term pair key

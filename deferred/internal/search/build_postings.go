@@ -3,7 +3,7 @@ package search
 import "sync"
 
 // postingsInput is what the postings are computed from: the term ids of
-// every document, field after field (see buildIndexSplit), the field
+// every document, field after field (see fieldBuild), the field
 // lengths, the compound parts of name terms and the mean field lengths.
 type postingsInput struct {
 	n, nt    int
