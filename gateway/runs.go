@@ -302,7 +302,7 @@ func (s *Server) onCheckpoint(cp *store.Checkpoint) {
 	if rn == nil || rn.modes&modeValues == 0 {
 		return
 	}
-	rn.emit("values", StateValues(cp.State))
+	rn.emit("values", stateValues(cp.State))
 }
 
 // startSSE sends the headers of a run's event stream (with the

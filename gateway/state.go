@@ -6,14 +6,14 @@ import (
 	"github.com/antlerhq/antler/thread"
 )
 
-// StateValues converts a thread state to the values object of LangGraph's
+// stateValues converts a thread state to the values object of LangGraph's
 // thread state, as DeerFlow's frontend reads it: messages as LangChain
 // dicts, title, artifacts, todos and goal always present, the other keys
 // as the state stores them (keys of State.Extra at the top level).
 //
 // Host paths are never sent: thread_data is left out and viewed_images
 // lose their actual_path.
-func StateValues(s *thread.State) map[string]any {
+func stateValues(s *thread.State) map[string]any {
 	if s == nil {
 		s = &thread.State{}
 	}

@@ -110,7 +110,7 @@ func (s *Server) getThread(w http.ResponseWriter, r *http.Request, u *principal)
 	cp, err := s.store.LatestCheckpoint(r.Context(), th.ID)
 	switch {
 	case err == nil:
-		values = StateValues(cp.State)
+		values = stateValues(cp.State)
 	case !errors.Is(err, store.ErrNotFound):
 		s.internal(w, "cannot read the thread state", err)
 		return
@@ -262,7 +262,7 @@ func checkpointJSON(cp *store.Checkpoint) map[string]any {
 	if cp.RunID != "" {
 		meta["run_id"] = cp.RunID
 	}
-	return map[string]any{"values": StateValues(cp.State), "next": []string{}, "tasks": []any{},
+	return map[string]any{"values": stateValues(cp.State), "next": []string{}, "tasks": []any{},
 		"metadata": meta, "created_at": isoTime(cp.CreatedAt), "checkpoint_id": cp.ID,
 		"parent_checkpoint_id": nilIfEmpty(cp.ParentID)}
 }
@@ -333,7 +333,7 @@ func (s *Server) getState(w http.ResponseWriter, r *http.Request, u *principal) 
 	cp, err := s.store.LatestCheckpoint(r.Context(), th.ID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		writeJSON(w, http.StatusOK, map[string]any{"values": StateValues(nil), "next": []string{}, "tasks": []any{},
+		writeJSON(w, http.StatusOK, map[string]any{"values": stateValues(nil), "next": []string{}, "tasks": []any{},
 			"metadata": map[string]any{}, "created_at": nil, "checkpoint_id": nil, "parent_checkpoint_id": nil})
 	case err != nil:
 		s.internal(w, "cannot read the thread state", err)
