@@ -50,10 +50,10 @@ func MergeMessages(existing, updates []model.Message) []model.Message {
 	return out
 }
 
-// MergeSandbox keeps the existing sandbox when the update is nil or has
+// mergeSandbox keeps the existing sandbox when the update is nil or has
 // the same id, takes the update when nothing is recorded, and reports a
 // conflict when the ids differ.
-func MergeSandbox(existing, update *Sandbox) (*Sandbox, error) {
+func mergeSandbox(existing, update *Sandbox) (*Sandbox, error) {
 	switch {
 	case update == nil:
 		return existing, nil
@@ -67,9 +67,9 @@ func MergeSandbox(existing, update *Sandbox) (*Sandbox, error) {
 	}
 }
 
-// MergeArtifacts concatenates and removes duplicates, keeping the order
+// mergeArtifacts concatenates and removes duplicates, keeping the order
 // in which each path was first seen. A nil update keeps existing.
-func MergeArtifacts(existing, update []string) []string {
+func mergeArtifacts(existing, update []string) []string {
 	if update == nil {
 		return existing
 	}
@@ -86,9 +86,9 @@ func MergeArtifacts(existing, update []string) []string {
 	return out
 }
 
-// MergeViewedImages merges per key with the update winning. A nil update
+// mergeViewedImages merges per key with the update winning. A nil update
 // keeps existing; a non-nil empty update clears every entry.
-func MergeViewedImages(existing, update map[string]ViewedImage) map[string]ViewedImage {
+func mergeViewedImages(existing, update map[string]ViewedImage) map[string]ViewedImage {
 	if update == nil {
 		return existing
 	}
@@ -147,9 +147,9 @@ type Delegation struct {
 	UpdatedAt   time.Time `json:"updated_at"`
 }
 
-// IsTerminalStatus reports whether a delegation status is final: such an
+// isTerminalStatus reports whether a delegation status is final: such an
 // entry never goes back to a running state.
-func IsTerminalStatus(s string) bool {
+func isTerminalStatus(s string) bool {
 	switch s {
 	case "completed", "failed", "cancelled", "timed_out", "polling_timed_out":
 		return true
@@ -157,11 +157,11 @@ func IsTerminalStatus(s string) bool {
 	return false
 }
 
-// MergeDelegations upserts by id in first-seen order. An entry in a
+// mergeDelegations upserts by id in first-seen order. An entry in a
 // terminal status is never downgraded to a non-terminal one, the original
 // CreatedAt and RunID are kept, and only the MaxDelegations most recent
 // entries survive.
-func MergeDelegations(existing, update []Delegation) []Delegation {
+func mergeDelegations(existing, update []Delegation) []Delegation {
 	out := slices.Clone(existing)
 	index := make(map[string]int, len(out))
 	for i, d := range out {
@@ -175,7 +175,7 @@ func MergeDelegations(existing, update []Delegation) []Delegation {
 			continue
 		}
 		old := out[i]
-		if IsTerminalStatus(old.Status) && !IsTerminalStatus(d.Status) {
+		if isTerminalStatus(old.Status) && !isTerminalStatus(d.Status) {
 			continue
 		}
 		if !old.CreatedAt.IsZero() {
@@ -206,10 +206,10 @@ type SkillContext struct {
 	LoadedAt    time.Time `json:"loaded_at"`
 }
 
-// MergeSkillContext de-duplicates by path (a re-read moves the entry to
+// mergeSkillContext de-duplicates by path (a re-read moves the entry to
 // the end), collapses whitespace in descriptions and caps them at 500
 // characters, and keeps the MaxSkillContext most recent entries.
-func MergeSkillContext(existing, update []SkillContext) []SkillContext {
+func mergeSkillContext(existing, update []SkillContext) []SkillContext {
 	out := slices.Clone(existing)
 	for _, e := range update {
 		e.Description = capRunes(strings.Join(strings.Fields(e.Description), " "), maxSkillDescription)

@@ -24,8 +24,8 @@ func TestMergeArtifacts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, MergeArtifacts(tt.existing, tt.upd)); diff != "" {
-				t.Errorf("MergeArtifacts (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tt.want, mergeArtifacts(tt.existing, tt.upd)); diff != "" {
+				t.Errorf("mergeArtifacts (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -47,8 +47,8 @@ func TestMergeViewedImages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, MergeViewedImages(tt.existing, tt.upd)); diff != "" {
-				t.Errorf("MergeViewedImages (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tt.want, mergeViewedImages(tt.existing, tt.upd)); diff != "" {
+				t.Errorf("mergeViewedImages (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -90,7 +90,7 @@ func TestMergeSandbox(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := MergeSandbox(tt.existing, tt.upd)
+			got, err := mergeSandbox(tt.existing, tt.upd)
 			if tt.wantErr != "" {
 				var ce *SandboxConflictError
 				if !errors.As(err, &ce) || err.Error() != tt.wantErr {
@@ -113,20 +113,20 @@ func TestMergeDelegations(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	t1 := t0.Add(time.Hour)
 	t.Run("terminal status not downgraded", func(t *testing.T) {
-		got := MergeDelegations([]Delegation{{ID: "1", Status: "completed", CreatedAt: t0}}, []Delegation{{ID: "1", Status: "running", CreatedAt: t1}})
+		got := mergeDelegations([]Delegation{{ID: "1", Status: "completed", CreatedAt: t0}}, []Delegation{{ID: "1", Status: "running", CreatedAt: t1}})
 		if got[0].Status != "completed" {
 			t.Errorf("status = %q, want completed", got[0].Status)
 		}
 	})
 	t.Run("upsert keeps created_at and run_id", func(t *testing.T) {
-		got := MergeDelegations([]Delegation{{ID: "1", RunID: "r1", Status: "running", CreatedAt: t0}}, []Delegation{{ID: "1", RunID: "r2", Status: "completed", CreatedAt: t1}})
+		got := mergeDelegations([]Delegation{{ID: "1", RunID: "r1", Status: "running", CreatedAt: t0}}, []Delegation{{ID: "1", RunID: "r2", Status: "completed", CreatedAt: t1}})
 		want := []Delegation{{ID: "1", RunID: "r1", Status: "completed", CreatedAt: t0}}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
 	})
 	t.Run("first-seen order", func(t *testing.T) {
-		got := MergeDelegations([]Delegation{{ID: "a"}, {ID: "b"}}, []Delegation{{ID: "c"}, {ID: "a", Status: "running"}})
+		got := mergeDelegations([]Delegation{{ID: "a"}, {ID: "b"}}, []Delegation{{ID: "c"}, {ID: "a", Status: "running"}})
 		var ids []string
 		for _, d := range got {
 			ids = append(ids, d.ID)
@@ -140,7 +140,7 @@ func TestMergeDelegations(t *testing.T) {
 		for i := range 60 {
 			upd = append(upd, Delegation{ID: string(rune('A' + i))})
 		}
-		got := MergeDelegations(nil, upd)
+		got := mergeDelegations(nil, upd)
 		if len(got) != MaxDelegations || got[0].ID != upd[10].ID {
 			t.Errorf("len = %d first = %q, want %d entries starting at %q", len(got), got[0].ID, MaxDelegations, upd[10].ID)
 		}
@@ -150,7 +150,7 @@ func TestMergeDelegations(t *testing.T) {
 // The skill_context reducer.
 func TestMergeSkillContext(t *testing.T) {
 	t.Run("dedupe by path, re-read moves to end", func(t *testing.T) {
-		got := MergeSkillContext([]SkillContext{{Name: "a", Path: "/a"}, {Name: "b", Path: "/b"}}, []SkillContext{{Name: "a", Path: "/a", Description: "again"}})
+		got := mergeSkillContext([]SkillContext{{Name: "a", Path: "/a"}, {Name: "b", Path: "/b"}}, []SkillContext{{Name: "a", Path: "/a", Description: "again"}})
 		if diff := cmp.Diff([]string{"/b", "/a"}, paths(got)); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
@@ -163,13 +163,13 @@ func TestMergeSkillContext(t *testing.T) {
 		for i := range 10 {
 			upd = append(upd, SkillContext{Path: string(rune('a' + i))})
 		}
-		got := MergeSkillContext(nil, upd)
+		got := mergeSkillContext(nil, upd)
 		if len(got) != MaxSkillContext || got[0].Path != "c" {
 			t.Errorf("got %v", paths(got))
 		}
 	})
 	t.Run("description collapsed and capped at 500", func(t *testing.T) {
-		got := MergeSkillContext(nil, []SkillContext{{Path: "/a", Description: "  x \n\t y " + strings.Repeat("z", 600)}})
+		got := mergeSkillContext(nil, []SkillContext{{Path: "/a", Description: "  x \n\t y " + strings.Repeat("z", 600)}})
 		d := got[0].Description
 		if !strings.HasPrefix(d, "x y z") || len([]rune(d)) != 500 {
 			t.Errorf("description = %q (len %d)", d[:10], len([]rune(d)))

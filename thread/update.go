@@ -8,12 +8,13 @@ import (
 
 // Update is a change to a thread's state, returned by tools and
 // middlewares. A nil field leaves that key alone; each non-nil field is
-// merged with the key's reducer (see the Merge functions).
+// merged with the key's reducer, as its field says.
 type Update struct {
 	// Messages are appended, or replace the message with the same ID;
 	// a message with Remove set deletes by ID (RemoveAllID clears).
 	Messages []model.Message `json:"messages,omitempty"`
-	// Sandbox is merged with MergeSandbox; conflicting ids are an error.
+	// Sandbox is taken when none is recorded and otherwise kept; a
+	// different sandbox id is a *SandboxConflictError.
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
 	// ThreadData replaces the current value.
 	ThreadData *ThreadData `json:"thread_data,omitempty"`
@@ -25,9 +26,13 @@ type Update struct {
 	Promoted *Promoted `json:"promoted,omitempty"`
 	// Todos replaces the list; a non-nil empty slice clears it.
 	Todos []Todo `json:"todos,omitempty"`
-	// Delegations are upserted by id (MergeDelegations).
+	// Delegations are upserted by id in first-seen order: a terminal
+	// status is never downgraded, the first CreatedAt and RunID are kept,
+	// and only the MaxDelegations most recent entries survive.
 	Delegations []Delegation `json:"delegations,omitempty"`
-	// SkillContext entries are merged with MergeSkillContext.
+	// SkillContext entries are de-duplicated by path (a re-read moves the
+	// entry to the end), their descriptions collapsed and capped at 500
+	// characters, and the MaxSkillContext most recent are kept.
 	SkillContext []SkillContext `json:"skill_context,omitempty"`
 	// UploadedFiles replaces the list.
 	UploadedFiles []UploadedFile `json:"uploaded_files,omitempty"`
@@ -51,7 +56,7 @@ func (s *State) Apply(u *Update) error {
 	if u == nil {
 		return nil
 	}
-	sandbox, err := MergeSandbox(s.Sandbox, u.Sandbox)
+	sandbox, err := mergeSandbox(s.Sandbox, u.Sandbox)
 	if err != nil {
 		return err
 	}
@@ -63,17 +68,17 @@ func (s *State) Apply(u *Update) error {
 		td := *u.ThreadData
 		s.ThreadData = &td
 	}
-	s.Artifacts = MergeArtifacts(s.Artifacts, u.Artifacts)
-	s.ViewedImages = MergeViewedImages(s.ViewedImages, u.ViewedImages)
+	s.Artifacts = mergeArtifacts(s.Artifacts, u.Artifacts)
+	s.ViewedImages = mergeViewedImages(s.ViewedImages, u.ViewedImages)
 	s.Promoted = MergePromoted(s.Promoted, u.Promoted)
 	if u.Todos != nil {
 		s.Todos = append([]Todo{}, u.Todos...)
 	}
 	if u.Delegations != nil {
-		s.Delegations = MergeDelegations(s.Delegations, u.Delegations)
+		s.Delegations = mergeDelegations(s.Delegations, u.Delegations)
 	}
 	if u.SkillContext != nil {
-		s.SkillContext = MergeSkillContext(s.SkillContext, u.SkillContext)
+		s.SkillContext = mergeSkillContext(s.SkillContext, u.SkillContext)
 	}
 	if u.UploadedFiles != nil {
 		s.UploadedFiles = append([]UploadedFile{}, u.UploadedFiles...)
