@@ -21,8 +21,8 @@ import (
 	"github.com/antlerhq/antler/vpath"
 )
 
-// NoResponse is the result when the agent sent no message text.
-const NoResponse = "(no response)"
+// noResponse is the result when the agent sent no message text.
+const noResponse = "(no response)"
 
 // timeoutText is DeerFlow's text for an agent that ran out of time.
 func timeoutText(agent string, seconds int) string {
@@ -311,7 +311,7 @@ func (r *agentRun) finish(resp acp.PromptResponse) *tool.Result {
 	text := r.mask(r.cl.collected())
 	r.log.Info("ACP agent finished", "stop_reason", resp.StopReason, "chars", len(text))
 	if text == "" {
-		return tool.Text(NoResponse)
+		return tool.Text(noResponse)
 	}
 	return tool.Text(text)
 }
