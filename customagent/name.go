@@ -28,6 +28,6 @@ func ValidateName(name string) error {
 	return nil
 }
 
-// DirName is the folder name of an agent: its name in lower case, as in
+// dirName is the folder name of an agent: its name in lower case, as in
 // DeerFlow, so "Reviewer" and "reviewer" are the same agent.
-func DirName(name string) string { return strings.ToLower(name) }
+func dirName(name string) string { return strings.ToLower(name) }

@@ -90,7 +90,7 @@ func (s *Store) Dir(user, name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(d, DirName(name)), nil
+	return filepath.Join(d, dirName(name)), nil
 }
 
 // LegacyDir returns DeerFlow's shared pre-isolation folder
@@ -99,7 +99,7 @@ func (s *Store) LegacyDir(name string) (string, error) {
 	if err := ValidateName(name); err != nil {
 		return "", err
 	}
-	return filepath.Join(s.layout.Home(), "agents", DirName(name)), nil
+	return filepath.Join(s.layout.Home(), "agents", dirName(name)), nil
 }
 
 // DefaultSoulPath returns {home}/SOUL.md, the default agent's soul.
@@ -265,7 +265,7 @@ func (s *Store) lock(user, name string) (func(), error) {
 	if err := os.MkdirAll(agentsDir, 0o755); err != nil {
 		return nil, err
 	}
-	dn := DirName(name)
+	dn := dirName(name)
 	return s.locks.lock(user+"/"+dn, filepath.Join(agentsDir, "."+dn+".lock"))
 }
 
