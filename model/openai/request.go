@@ -125,16 +125,16 @@ func userMessage(msg model.Message) oai.ChatCompletionMessageParamUnion {
 			parts = append(parts, oai.TextContentPart(p.Text))
 		case model.PartImage:
 			parts = append(parts, oai.ImageContentPart(oai.ChatCompletionContentPartImageImageURLParam{
-				URL: DataURL(p.MIMEType, p.Data),
+				URL: dataURL(p.MIMEType, p.Data),
 			}))
 		}
 	}
 	return oai.UserMessage(parts)
 }
 
-// DataURL returns data as a base64 data URL, the form chat-completions
+// dataURL returns data as a base64 data URL, the form chat-completions
 // accepts for inline images.
-func DataURL(mimeType string, data []byte) string {
+func dataURL(mimeType string, data []byte) string {
 	if mimeType == "" {
 		mimeType = "application/octet-stream"
 	}

@@ -130,7 +130,7 @@ func (a *assembler) response() (*model.Response, error) {
 		if id == "" {
 			id = newCallID()
 		}
-		msg.ToolCalls = append(msg.ToolCalls, model.ToolCall{ID: id, Name: s.name, Arguments: RawArguments(args)})
+		msg.ToolCalls = append(msg.ToolCalls, model.ToolCall{ID: id, Name: s.name, Arguments: rawArguments(args)})
 	}
 	resp := &model.Response{Message: msg, FinishReason: normaliseFinish(a.finish, len(msg.ToolCalls) > 0)}
 	if a.usage != nil {
@@ -160,10 +160,10 @@ func normaliseFinish(reason string, hasCalls bool) model.FinishReason {
 	}
 }
 
-// RawArguments returns args as JSON. Arguments that are not valid JSON
+// rawArguments returns args as JSON. Arguments that are not valid JSON
 // (a model's mistake) are kept as a JSON string, so the message still
 // serialises and the tool's validation reports the problem to the model.
-func RawArguments(args string) json.RawMessage {
+func rawArguments(args string) json.RawMessage {
 	if json.Valid([]byte(args)) {
 		return json.RawMessage(args)
 	}
