@@ -163,7 +163,7 @@ func (r *runState) execute(ctx context.Context, tc model.ToolCall, snapshot *thr
 	}()
 	call := &tool.Call{
 		ID: tc.ID, Name: tc.Name, ThreadID: r.in.ThreadID, UserID: r.in.UserID, AgentName: r.in.AgentName,
-		RunID: r.in.RunID, State: snapshot, Context: r.in.Context,
+		RunID: r.in.RunID, State: snapshot, Context: r.in.Context, Meta: r.toolMeta(tc.Name),
 		Logger: r.logger.With("tool", tc.Name, "tool_call_id", tc.ID),
 		Emit: func(event string, data any) {
 			emitMu.Lock()
@@ -182,6 +182,14 @@ func (r *runState) execute(ctx context.Context, tc model.ToolCall, snapshot *thr
 		return nil, err
 	}
 	return classified(res), nil
+}
+
+// toolMeta is the Meta of the bound tool called name (nil when unknown).
+func (r *runState) toolMeta(name string) map[string]string {
+	if t := r.a.tools[name]; t != nil {
+		return t.Meta
+	}
+	return nil
 }
 
 // toolMessage turns a result into the tool message appended to the

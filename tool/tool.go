@@ -65,6 +65,10 @@ type Call struct {
 	// AgentName is the custom agent running ("" for the default agent).
 	AgentName string
 	RunID     string
+	// Meta is the called tool's Meta (labels such as "mcp_server"), for
+	// middlewares that decide by where a tool comes from. Read-only; nil
+	// when the caller has no tool value at hand.
+	Meta map[string]string
 	// State is a read-only snapshot of the thread state taken before the
 	// step's tool calls started. Tools must not modify it; they return a
 	// thread.Update instead.

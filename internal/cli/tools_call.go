@@ -186,6 +186,7 @@ func (a *app) callTool(ctx context.Context, t *tool.Tool, threadID, agentName st
 		ThreadID:  threadID,
 		UserID:    a.g.user,
 		AgentName: agentName,
+		Meta:      t.Meta,
 		State:     state,
 		Context:   map[string]any{"thread_id": threadID, "user_id": a.g.user},
 		Logger:    a.logger,
