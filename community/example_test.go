@@ -35,13 +35,13 @@ func ExampleFetcher_Fetch() {
 	defer srv.Close()
 
 	// The SSRF guard refuses loopback addresses by default.
-	guarded, _ := community.NewFetcher(nil)
+	guarded, _ := community.NewFetcher(community.FetchOptions{})
 	defer guarded.Close()
 	_, err := guarded.Fetch(context.Background(), srv.URL)
 	fmt.Println(err)
 
 	// allow_private_addresses: true opts out.
-	open, _ := community.NewFetcher(&community.FetchOptions{AllowPrivateAddresses: true})
+	open, _ := community.NewFetcher(community.FetchOptions{AllowPrivateAddresses: true})
 	defer open.Close()
 	doc, _ := open.Fetch(context.Background(), srv.URL)
 	fmt.Println(strings.SplitN(doc, "\n\n", 2)[1])

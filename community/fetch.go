@@ -82,12 +82,8 @@ type Fetcher struct {
 	provider  *http.Client // jina, tavily
 }
 
-// NewFetcher validates opts (nil means defaults) and returns a Fetcher.
-func NewFetcher(opts *FetchOptions) (*Fetcher, error) {
-	var o FetchOptions
-	if opts != nil {
-		o = *opts
-	}
+// NewFetcher validates o (the zero value means defaults) and returns a Fetcher.
+func NewFetcher(o FetchOptions) (*Fetcher, error) {
 	switch o.Provider {
 	case "", FetchDirect, FetchJina, FetchTavily:
 	default:
@@ -145,7 +141,7 @@ func (f *Fetcher) Tool() *tool.Tool {
 }
 
 // NewWebFetch returns the web_fetch tool configured by opts.
-func NewWebFetch(opts *FetchOptions) (*tool.Tool, error) {
+func NewWebFetch(opts FetchOptions) (*tool.Tool, error) {
 	f, err := NewFetcher(opts)
 	if err != nil {
 		return nil, err

@@ -132,7 +132,7 @@ func (s *site) guarded(t *testing.T) *FetchOptions {
 
 func fetch(t *testing.T, opts *FetchOptions, url string) (string, error) {
 	t.Helper()
-	f, err := NewFetcher(opts)
+	f, err := NewFetcher(*opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +293,7 @@ func TestFetchAllowPrivate(t *testing.T) {
 
 func TestWebFetchTool(t *testing.T) {
 	s := newSite(t)
-	f, err := NewFetcher(s.guarded(t))
+	f, err := NewFetcher(*s.guarded(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,8 +329,8 @@ func TestNewFetcherRejectsBadOptions(t *testing.T) {
 		{ProviderOptions: ProviderOptions{BaseURL: "ftp://x"}},
 		{ProviderOptions: ProviderOptions{BaseURL: "http://a", Endpoint: "http://b"}},
 	} {
-		if _, err := NewFetcher(&o); err == nil {
-			t.Errorf("NewFetcher(%+v) = nil error", o)
+		if _, err := NewFetcher(o); err == nil {
+			t.Errorf("NewFetcher(*%+v) = nil error", o)
 		}
 	}
 }

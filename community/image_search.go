@@ -68,9 +68,9 @@ type ImageSearcher struct {
 	guard    netguard.Guard
 }
 
-// NewImageSearcher validates opts (nil means defaults) and returns an
+// NewImageSearcher validates opts (the zero value means defaults) and returns an
 // ImageSearcher. Providers: ddg (default), brave, searxng.
-func NewImageSearcher(opts *SearchOptions) (*ImageSearcher, error) {
+func NewImageSearcher(opts SearchOptions) (*ImageSearcher, error) {
 	o, err := normalizeSearchOptions(opts)
 	if err != nil {
 		return nil, err
@@ -150,7 +150,7 @@ func (s *ImageSearcher) Tool() *tool.Tool {
 }
 
 // NewImageSearch returns the image_search tool configured by opts.
-func NewImageSearch(opts *SearchOptions) (*tool.Tool, error) {
+func NewImageSearch(opts SearchOptions) (*tool.Tool, error) {
 	s, err := NewImageSearcher(opts)
 	if err != nil {
 		return nil, err

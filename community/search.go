@@ -105,8 +105,8 @@ type Searcher struct {
 	maxCap   int // the provider's largest result count
 }
 
-// NewSearcher validates opts (nil means defaults) and returns a Searcher.
-func NewSearcher(opts *SearchOptions) (*Searcher, error) {
+// NewSearcher validates opts (the zero value means defaults) and returns a Searcher.
+func NewSearcher(opts SearchOptions) (*Searcher, error) {
 	o, err := normalizeSearchOptions(opts)
 	if err != nil {
 		return nil, err
@@ -128,11 +128,7 @@ func NewSearcher(opts *SearchOptions) (*Searcher, error) {
 	return s, nil
 }
 
-func normalizeSearchOptions(opts *SearchOptions) (SearchOptions, error) {
-	var o SearchOptions
-	if opts != nil {
-		o = *opts
-	}
+func normalizeSearchOptions(o SearchOptions) (SearchOptions, error) {
 	if err := o.validate(); err != nil {
 		return o, err
 	}
@@ -219,7 +215,7 @@ func (s *Searcher) Tool() *tool.Tool {
 }
 
 // NewWebSearch returns the web_search tool configured by opts.
-func NewWebSearch(opts *SearchOptions) (*tool.Tool, error) {
+func NewWebSearch(opts SearchOptions) (*tool.Tool, error) {
 	s, err := NewSearcher(opts)
 	if err != nil {
 		return nil, err

@@ -85,7 +85,7 @@ func ddgServer(t *testing.T, requests *atomic.Int32) *httptest.Server {
 func TestDDGWebSearch(t *testing.T) {
 	var requests atomic.Int32
 	srv := ddgServer(t, &requests)
-	s, err := NewSearcher(&SearchOptions{ProviderOptions: ProviderOptions{BaseURL: srv.URL}})
+	s, err := NewSearcher(SearchOptions{ProviderOptions: ProviderOptions{BaseURL: srv.URL}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestWebSearchToolOutput(t *testing.T) {
 	var requests atomic.Int32
 	srv := ddgServer(t, &requests)
 	// The configured max_results wins over the model's argument.
-	tl, err := NewWebSearch(&SearchOptions{ProviderOptions: ProviderOptions{BaseURL: srv.URL}, MaxResults: 1})
+	tl, err := NewWebSearch(SearchOptions{ProviderOptions: ProviderOptions{BaseURL: srv.URL}, MaxResults: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestTavilySearch(t *testing.T) {
 	defer srv.Close()
 	opts := SearchOptions{ProviderOptions: ProviderOptions{Provider: "tavily", APIKey: "tvly-test", BaseURL: srv.URL, Getenv: noEnv},
 		IncludeDomains: []string{"notes.example"}}
-	s, err := NewSearcher(&opts)
+	s, err := NewSearcher(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestTavilySearch(t *testing.T) {
 	} {
 		o := opts
 		o.APIKey = tc.key
-		tl, err := NewWebSearch(&o)
+		tl, err := NewWebSearch(o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -216,7 +216,7 @@ func TestTavilySearch(t *testing.T) {
 		}
 		return ""
 	}
-	s, _ = NewSearcher(&o)
+	s, _ = NewSearcher(o)
 	if _, err := s.Search(t.Context(), "red deer", 3); err != nil {
 		t.Errorf("key from env: %v", err)
 	}
@@ -250,7 +250,7 @@ func searxngServer(t *testing.T) *httptest.Server {
 
 func TestSearXNGSearch(t *testing.T) {
 	srv := searxngServer(t)
-	s, err := NewSearcher(&SearchOptions{ProviderOptions: ProviderOptions{Provider: "searxng", BaseURL: srv.URL + "/"},
+	s, err := NewSearcher(SearchOptions{ProviderOptions: ProviderOptions{Provider: "searxng", BaseURL: srv.URL + "/"},
 		Language: "en", SafeSearch: "strict"})
 	if err != nil {
 		t.Fatal(err)
@@ -301,7 +301,7 @@ func braveServer(t *testing.T) *httptest.Server {
 func TestBraveSearch(t *testing.T) {
 	srv := braveServer(t)
 	opts := &SearchOptions{ProviderOptions: ProviderOptions{Provider: "brave", APIKey: "brave-key", BaseURL: srv.URL, Getenv: noEnv}, Country: "GB"}
-	s, err := NewSearcher(opts)
+	s, err := NewSearcher(*opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,13 +318,13 @@ func TestBraveSearch(t *testing.T) {
 	}
 	bad := *opts
 	bad.APIKey = ""
-	tl, _ := NewWebSearch(&bad)
+	tl, _ := NewWebSearch(bad)
 	res, _ := tl.Handler(t.Context(), &tool.Call{}, json.RawMessage(`{"query":"red deer"}`))
 	if got, want := res.TextContent(), `{"error": "BRAVE_SEARCH_API_KEY is not configured", "query": "red deer"}`; got != want {
 		t.Errorf("missing key: %q, want %q", got, want)
 	}
 	bad.APIKey = "nope"
-	tl, _ = NewWebSearch(&bad)
+	tl, _ = NewWebSearch(bad)
 	res, _ = tl.Handler(t.Context(), &tool.Call{}, json.RawMessage(`{"query":"red deer"}`))
 	if got, want := res.TextContent(), `{"error": "Brave Search API error: HTTP 401", "query": "red deer"}`; got != want {
 		t.Errorf("bad key: %q, want %q", got, want)
@@ -362,7 +362,7 @@ func TestImageSearchProviders(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := NewImageSearcher(&tt.opts)
+			s, err := NewImageSearcher(tt.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -381,7 +381,7 @@ func TestImageSearchProviders(t *testing.T) {
 func TestImageSearchTool(t *testing.T) {
 	var requests atomic.Int32
 	srv := ddgServer(t, &requests)
-	tl, err := NewImageSearch(&SearchOptions{ProviderOptions: ProviderOptions{BaseURL: srv.URL}})
+	tl, err := NewImageSearch(SearchOptions{ProviderOptions: ProviderOptions{BaseURL: srv.URL}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,7 +399,7 @@ func TestImageSearchTool(t *testing.T) {
 	if !strings.Contains(res.TextContent(), "\n  \"query\": \"red deer\",") {
 		t.Errorf("output is not indented JSON: %s", res.TextContent())
 	}
-	if _, err := NewImageSearcher(&SearchOptions{ProviderOptions: ProviderOptions{Provider: "tavily"}}); err == nil {
+	if _, err := NewImageSearcher(SearchOptions{ProviderOptions: ProviderOptions{Provider: "tavily"}}); err == nil {
 		t.Error("tavily image search: want a configuration error")
 	}
 }

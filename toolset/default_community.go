@@ -62,7 +62,7 @@ func webFetchFactory(provider string) ToolFactory {
 		if o.Provider == community.FetchDirect && o.APIKey != "" && o.Logger != nil {
 			o.Logger.Warn("web_fetch fetches directly; api_key is unused unless provider is jina or tavily", "tool", entry.Name)
 		}
-		return community.NewWebFetch(&o)
+		return community.NewWebFetch(o)
 	}
 }
 
@@ -76,7 +76,7 @@ func imageSearchFactory(provider string) ToolFactory {
 
 // searchFactory decodes a search tool's options (the use string's
 // provider unless the entry names one) and builds it with build.
-func searchFactory(provider string, build func(*community.SearchOptions) (*tool.Tool, error)) ToolFactory {
+func searchFactory(provider string, build func(community.SearchOptions) (*tool.Tool, error)) ToolFactory {
 	return func(_ context.Context, env *Env, entry config.ToolEntry) (*tool.Tool, error) {
 		var o community.SearchOptions
 		if err := community.DecodeOptions(entry.Options, &o); err != nil {
@@ -86,6 +86,6 @@ func searchFactory(provider string, build func(*community.SearchOptions) (*tool.
 			o.Provider = provider
 		}
 		o.Logger = communityLogger(env)
-		return build(&o)
+		return build(o)
 	}
 }
