@@ -22,7 +22,7 @@ func TestACPWorkspaceReadOnlyThroughSandboxTools(t *testing.T) {
 		t.Fatalf("agent run: %v %q", err, resultText(res))
 	}
 
-	tools := sandbox.NewTools(sandbox.NewLocal(h.layout, nil), nil)
+	tools := sandbox.NewTools(sandbox.NewLocal(h.layout, sandbox.LocalOptions{}), sandbox.ToolsOptions{})
 	run := func(tl *tool.Tool, args map[string]any) *tool.Result {
 		t.Helper()
 		data, _ := json.Marshal(args)

@@ -39,7 +39,7 @@ func ExampleNewUpdateAgent() {
 	home, _ := os.MkdirTemp("", "antler-example")
 	defer os.RemoveAll(home)
 	layout, _ := vpath.New(vpath.Options{Home: home})
-	store := customagent.New(layout, nil)
+	store := customagent.New(layout, customagent.Options{})
 	cfg := &config.Config{Models: []config.Model{{Name: "fast"}}}
 
 	setup := builtin.NewSetupAgent(store, nil)

@@ -32,7 +32,7 @@ func newAgentEnvAt(t *testing.T, home string) *agentEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := customagent.New(layout, nil)
+	store := customagent.New(layout, customagent.Options{})
 	cfg := &config.Config{Models: []config.Model{{Name: "gpt-known"}, {Name: "m1"}}}
 	return &agentEnv{
 		home:   home,

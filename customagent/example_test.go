@@ -12,7 +12,7 @@ func Example() {
 	home, _ := os.MkdirTemp("", "antler-example")
 	defer os.RemoveAll(home)
 	layout, _ := vpath.New(vpath.Options{Home: home})
-	store := customagent.New(layout, nil)
+	store := customagent.New(layout, customagent.Options{})
 
 	soul := "You review Go code. Be brief."
 	err := store.Update("alice", "reviewer", customagent.Change{

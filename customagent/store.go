@@ -61,10 +61,7 @@ type Store struct {
 }
 
 // New returns the store of layout's home.
-func New(layout *vpath.Layout, opts *Options) *Store {
-	if opts == nil {
-		opts = &Options{}
-	}
+func New(layout *vpath.Layout, opts Options) *Store {
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)

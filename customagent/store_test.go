@@ -20,7 +20,7 @@ func newStore(t *testing.T) (*customagent.Store, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return customagent.New(layout, nil), home
+	return customagent.New(layout, customagent.Options{}), home
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -219,7 +219,7 @@ func TestRecoveryDiscardsStaging(t *testing.T) {
 func TestConcurrentUpdatesSerialise(t *testing.T) {
 	home := t.TempDir()
 	layout, _ := vpath.New(vpath.Options{Home: home})
-	stores := []*customagent.Store{customagent.New(layout, nil), customagent.New(layout, nil)}
+	stores := []*customagent.Store{customagent.New(layout, customagent.Options{}), customagent.New(layout, customagent.Options{})}
 	var inside, maxInside atomic.Int32
 	hook := func(step string) error {
 		switch step {

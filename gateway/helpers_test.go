@@ -126,7 +126,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		return out, err
 	}
 	sk := skills.NewStore(skills.Options{SkillsPath: filepath.Join(home, "skills"), Home: home, EnabledState: enabled})
-	agents := customagent.New(layout, nil)
+	agents := customagent.New(layout, customagent.Options{})
 
 	m := o.model
 	if m == nil {

@@ -19,7 +19,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	tools := sandbox.NewTools(provider, &sandbox.ToolsOptions{Config: cfg})
+	tools := sandbox.NewTools(provider, sandbox.ToolsOptions{Config: cfg})
 	ctx := context.Background()
 	call := &tool.Call{UserID: "alice", ThreadID: "t1"}
 

@@ -173,7 +173,7 @@ func TestBash_cancelKillsDetachedDescendants(t *testing.T) {
 
 func TestBash_missingProcScanLoggedOnce(t *testing.T) {
 	var logs bytes.Buffer
-	tl := NewTools(nil, &ToolsOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	tl := NewTools(nil, ToolsOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	for range 3 {
 		tl.reportKill(fmt.Errorf("%w: no such file", errNoProcScan))
 	}

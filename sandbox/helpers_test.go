@@ -49,12 +49,12 @@ func newFixture(t testing.TB, o fixtureOpts) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := NewLocal(layout, nil)
+	p := NewLocal(layout, LocalOptions{})
 	opts := &ToolsOptions{Config: cfg, Getenv: func(string) string { return "" }}
 	if o.toolsOpt != nil {
 		o.toolsOpt(opts)
 	}
-	tl := NewTools(p, opts)
+	tl := NewTools(p, *opts)
 	f := &fixture{home: home, layout: layout, provider: p, tools: tl, cfg: cfg, byName: map[string]*tool.Tool{}}
 	for _, x := range tl.All() {
 		f.byName[x.Name] = x

@@ -86,7 +86,7 @@ func TestProviderLRUAndIDs(t *testing.T) {
 	home := t.TempDir()
 	p, err := FromConfig(home, nil, nil)
 	mustDo(t, err)
-	p = NewLocal(p.Layout(), &LocalOptions{MaxSandboxes: 3})
+	p = NewLocal(p.Layout(), LocalOptions{MaxSandboxes: 3})
 	ctx := t.Context()
 	first, err := p.Acquire(ctx, "u1", "t1")
 	mustDo(t, err)

@@ -53,10 +53,7 @@ type LocalProvider struct {
 }
 
 // NewLocal returns a local provider over layout.
-func NewLocal(layout *vpath.Layout, opts *LocalOptions) *LocalProvider {
-	if opts == nil {
-		opts = &LocalOptions{}
-	}
+func NewLocal(layout *vpath.Layout, opts LocalOptions) *LocalProvider {
 	p := &LocalProvider{layout: layout, max: opts.MaxSandboxes, logger: opts.Logger,
 		lru: list.New(), byKey: map[string]*list.Element{}}
 	if p.max <= 0 {
@@ -82,7 +79,7 @@ func FromConfig(home string, cfg *config.Config, logger *slog.Logger) (*LocalPro
 	if err != nil {
 		return nil, err
 	}
-	return NewLocal(layout, &LocalOptions{Logger: logger}), nil
+	return NewLocal(layout, LocalOptions{Logger: logger}), nil
 }
 
 // Layout implements [Provider].

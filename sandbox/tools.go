@@ -62,10 +62,7 @@ type Tools struct {
 }
 
 // NewTools returns the tool builder for p.
-func NewTools(p Provider, opts *ToolsOptions) *Tools {
-	if opts == nil {
-		opts = &ToolsOptions{}
-	}
+func NewTools(p Provider, opts ToolsOptions) *Tools {
 	t := &Tools{provider: p, cfg: opts.Config, getenv: opts.Getenv, environ: opts.Environ,
 		injectEnv: opts.InjectEnv, skills: opts.SkillGate, logger: opts.Logger}
 	if t.cfg == nil {

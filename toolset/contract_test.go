@@ -107,12 +107,12 @@ func contractTools(t *testing.T) ([]*tool.Tool, *toolset.Env) {
 	}
 
 	sk := skills.NewStore(skills.Options{SkillsPath: filepath.Join(home, "skills"), Home: home})
-	agents := customagent.New(layout, nil)
+	agents := customagent.New(layout, customagent.Options{})
 	acp, err := acptools.New(acptools.Options{Layout: layout})
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := &toolset.Env{Config: cfg, Home: home, Sandbox: sandbox.NewLocal(layout, nil)}
+	env := &toolset.Env{Config: cfg, Home: home, Sandbox: sandbox.NewLocal(layout, sandbox.LocalOptions{})}
 	asm := &toolset.Assembler{
 		Registry: toolset.DefaultRegistry(),
 		Env:      env,

@@ -24,7 +24,7 @@ func registerSandbox(r *Registry) {
 			if err != nil {
 				return nil, err
 			}
-			return build(sandbox.NewTools(p, &sandbox.ToolsOptions{Config: env.Config, Logger: env.Logger}), maxResults), nil
+			return build(sandbox.NewTools(p, sandbox.ToolsOptions{Config: env.Config, Logger: env.Logger}), maxResults), nil
 		}, deerflow, short)
 	}
 	reg(func(t *sandbox.Tools, _ int) *tool.Tool { return t.Ls() }, "deerflow.sandbox.tools:ls_tool", "antler:ls")

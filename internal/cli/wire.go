@@ -58,7 +58,7 @@ func (a *app) wire(ctx context.Context) error {
 		return err
 	}
 	a.skills = skills.NewStore(skills.OptionsFromConfig(a.cfg, home, a.g.opts.Getenv, a.skillEnableState, a.logger))
-	a.agents = customagent.New(a.layout, &customagent.Options{Logger: a.logger})
+	a.agents = customagent.New(a.layout, customagent.Options{Logger: a.logger})
 	a.wireBuiltins(ctx)
 	a.policy = skills.NewPolicy(skills.PolicyOptions{Store: a.skills, Logger: a.logger})
 	if err := a.wireSubagents(); err != nil {
@@ -83,7 +83,7 @@ func (a *app) wireSandbox(home string) error {
 	}
 	// One layout for every service, so that the sandbox tools, the
 	// built-ins, ACP and skills agree on every path.
-	a.layout, a.sandbox = layout, sandbox.NewLocal(layout, &sandbox.LocalOptions{Logger: a.logger})
+	a.layout, a.sandbox = layout, sandbox.NewLocal(layout, sandbox.LocalOptions{Logger: a.logger})
 	a.env = &toolset.Env{Config: a.cfg, Home: home, Logger: a.logger, Sandbox: a.sandbox}
 	return nil
 }
