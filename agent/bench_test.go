@@ -76,7 +76,7 @@ func BenchmarkLoopStep(b *testing.B) {
 // every step in SQLite (new thread per run: thread, run and three
 // checkpoints written).
 func BenchmarkLoopStepSQLite(b *testing.B) {
-	s, err := sqlite.OpenDir(b.TempDir(), nil)
+	s, err := sqlite.OpenDir(b.TempDir(), sqlite.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func BenchmarkConcurrentThreads(b *testing.B) {
 		b.Run(fmt.Sprintf("sqlite=%v", persist), func(b *testing.B) {
 			var st store.Store
 			if persist {
-				s, err := sqlite.OpenDir(b.TempDir(), nil)
+				s, err := sqlite.OpenDir(b.TempDir(), sqlite.Options{})
 				if err != nil {
 					b.Fatal(err)
 				}

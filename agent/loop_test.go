@@ -67,7 +67,7 @@ func roles(msgs []model.Message) []string {
 
 func openStore(t *testing.T, dir string) store.Store {
 	t.Helper()
-	s, err := sqlite.OpenDir(dir, nil)
+	s, err := sqlite.OpenDir(dir, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

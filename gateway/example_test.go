@@ -32,7 +32,7 @@ func Example() {
 	reg.RegisterModel(func(context.Context, *toolset.Env, config.Model) (model.ChatModel, error) {
 		return modeltest.New(modeltest.Turn{Text: "Hello!"}), nil
 	}, "example:model")
-	st, _ := sqlite.OpenDir(home, nil)
+	st, _ := sqlite.OpenDir(home, sqlite.Options{})
 	defer st.Close()
 	layout, _ := vpath.New(vpath.Options{Home: home})
 	gw, err := gateway.New(gateway.Options{Config: cfg, Store: st, Layout: layout,

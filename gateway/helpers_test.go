@@ -103,7 +103,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := sqlite.OpenDir(home, nil)
+	st, err := sqlite.OpenDir(home, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 // BenchmarkPutCheckpoint measures one checkpoint write of a thread of 20
 // messages (about 4 KB of JSON), the cost the agent loop adds per step.
 func BenchmarkPutCheckpoint(b *testing.B) {
-	s, err := sqlite.OpenDir(b.TempDir(), nil)
+	s, err := sqlite.OpenDir(b.TempDir(), sqlite.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func BenchmarkPutCheckpoint(b *testing.B) {
 
 // BenchmarkLatestCheckpoint measures loading a thread's state.
 func BenchmarkLatestCheckpoint(b *testing.B) {
-	s, err := sqlite.OpenDir(b.TempDir(), nil)
+	s, err := sqlite.OpenDir(b.TempDir(), sqlite.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

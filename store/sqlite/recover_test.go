@@ -72,7 +72,7 @@ func wantThread(t *testing.T, s *Store, id, status string) {
 func TestOpen_recordsRunsOfStoppedProcessesAsFailed(t *testing.T) {
 	path := filepath.Join(t.TempDir(), FileName)
 	ctx := t.Context()
-	a, err := Open(path, nil)
+	a, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestOpen_recordsRunsOfStoppedProcessesAsFailed(t *testing.T) {
 		}
 	}
 
-	b, err := Open(path, nil)
+	b, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestOpen_recordsRunsOfStoppedProcessesAsFailed(t *testing.T) {
 	if _, err := os.Stat(lock); err != nil {
 		t.Fatalf("the killed process's owner file: %v", err)
 	}
-	c, err := Open(path, nil)
+	c, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestOpen_recordsRunsOfStoppedProcessesAsFailed(t *testing.T) {
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
-	d, err := Open(path, nil)
+	d, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestOpen_recordsRunsOfStoppedProcessesAsFailed(t *testing.T) {
 // own process, and a second store of the same process counts as alive.
 func TestOpen_ownRunsAreNotRecovered(t *testing.T) {
 	path := filepath.Join(t.TempDir(), FileName)
-	a, err := Open(path, nil)
+	a, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestOpen_ownRunsAreNotRecovered(t *testing.T) {
 	if err := a.recoverRuns(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	b, err := Open(path, nil)
+	b, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

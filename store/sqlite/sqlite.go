@@ -68,7 +68,7 @@ type Store struct {
 var _ store.Store = (*Store)(nil)
 
 // OpenDir opens (creating if needed) the database FileName in dir.
-func OpenDir(dir string, opts *Options) (*Store, error) {
+func OpenDir(dir string, opts Options) (*Store, error) {
 	return Open(filepath.Join(dir, FileName), opts)
 }
 
@@ -77,11 +77,7 @@ func OpenDir(dir string, opts *Options) (*Store, error) {
 // records the runs of processes that stopped (killed, crashed) as failed
 // and frees their threads before returning. The parent directory is
 // created with mode 0700.
-func Open(path string, opts *Options) (*Store, error) {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
+func Open(path string, o Options) (*Store, error) {
 	o.BusyTimeout = cmp.Or(o.BusyTimeout, 5*time.Second)
 	o.Synchronous = strings.ToUpper(cmp.Or(o.Synchronous, "NORMAL"))
 	if o.Synchronous != "NORMAL" && o.Synchronous != "FULL" {

@@ -16,7 +16,7 @@ import (
 
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store {
-		s, err := sqlite.OpenDir(t.TempDir(), nil)
+		s, err := sqlite.OpenDir(t.TempDir(), sqlite.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -27,7 +27,7 @@ func TestConformance(t *testing.T) {
 
 func TestThreadSurvivesReopen(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "home", "data")
-	s, err := sqlite.OpenDir(dir, &sqlite.Options{Synchronous: "full"})
+	s, err := sqlite.OpenDir(dir, sqlite.Options{Synchronous: "full"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestThreadSurvivesReopen(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s2, err := sqlite.OpenDir(dir, nil)
+	s2, err := sqlite.OpenDir(dir, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestThreadSurvivesReopen(t *testing.T) {
 }
 
 func TestOpenRejectsBadSynchronous(t *testing.T) {
-	if _, err := sqlite.OpenDir(t.TempDir(), &sqlite.Options{Synchronous: "OFF"}); err == nil {
+	if _, err := sqlite.OpenDir(t.TempDir(), sqlite.Options{Synchronous: "OFF"}); err == nil {
 		t.Fatal("want an error for synchronous OFF")
 	}
 }
@@ -69,7 +69,7 @@ func TestOpenRejectsBadSynchronous(t *testing.T) {
 // stopped) is recorded as failed and its thread freed.
 func TestMigratesVersion1(t *testing.T) {
 	path := filepath.Join(t.TempDir(), sqlite.FileName)
-	s, err := sqlite.Open(path, nil)
+	s, err := sqlite.Open(path, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestMigratesVersion1(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s, err = sqlite.Open(path, nil)
+	s, err = sqlite.Open(path, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
