@@ -43,6 +43,7 @@ type Config struct {
 	Database        Database            `yaml:"database"`
 	Uploads         Uploads             `yaml:"uploads"`
 	Gateway         Gateway             `yaml:"gateway"` // Antler's own section
+	Guardrails      Guardrails          `yaml:"guardrails"`
 
 	// Ignored lists, sorted, the top-level sections present in the file that
 	// Antler accepts but does not implement (memory, guardrails, ...), including
@@ -384,6 +385,7 @@ func Default() *Config {
 		Subagents:       defaultSubagents(),
 		Database:        defaultDatabase(),
 		Uploads:         defaultUploads(),
+		Guardrails:      defaultGuardrails(),
 	}
 }
 

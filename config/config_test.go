@@ -67,7 +67,7 @@ func TestParseDeerFlowExample(t *testing.T) {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
 	wantIgnored := []string{
-		"agent_storage", "agents_api", "authorization", "channels", "guardrails",
+		"agent_storage", "agents_api", "authorization", "channels",
 		"input_polish", "log_level", "logging", "max_recursion_limit", "mcp_tasks",
 		"memory", "run_events", "run_ownership", "safety_finish_reason", "scheduler",
 		"suggestions", "token_budget", "tool_progress",
@@ -464,9 +464,9 @@ sandbox:
 }
 
 func TestIgnoredAndUnknownSections(t *testing.T) {
-	src := "memory:\n  enabled: true\n  token: $UNSET\nfuture_feature: {x: 1}\nguardrails: null\nlog_level: debug\n"
+	src := "memory:\n  enabled: true\n  token: $UNSET\nfuture_feature: {x: 1}\ntracing: null\nlog_level: debug\n"
 	c := mustParse(t, src, nil)
-	if diff := cmp.Diff([]string{"future_feature", "guardrails", "log_level", "memory"}, c.Ignored); diff != "" {
+	if diff := cmp.Diff([]string{"future_feature", "log_level", "memory", "tracing"}, c.Ignored); diff != "" {
 		t.Errorf("Ignored (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"future_feature"}, c.Unknown); diff != "" {

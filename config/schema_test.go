@@ -131,8 +131,22 @@ func TestConfigSchemaDocuments(t *testing.T) {
 		},
 		{
 			name:  "DeerFlow sections",
-			doc:   "memory: {enabled: true}\nguardrails: {enabled: true}\nlog_level: info\n",
+			doc:   "memory: {enabled: true}\ntracing: {enabled: true}\nlog_level: info\n",
 			valid: true, loads: true,
+		},
+		{
+			name:  "guardrails with DeerFlow's allowlist provider",
+			doc:   "guardrails:\n  enabled: true\n  fail_closed: false\n  passport: null\n  provider:\n    use: deerflow.guardrails.builtin:AllowlistProvider\n    config: {denied_tools: [write_file]}\n",
+			valid: true, loads: true,
+		},
+		{
+			name:  "guardrails enabled without a provider",
+			doc:   "guardrails: {enabled: true}\n",
+			valid: true, loads: false,
+		},
+		{
+			name: "unknown key in guardrails",
+			doc:  "guardrails: {enabled: true, failclosed: true}\n",
 		},
 		{
 			name:  "merge keys",

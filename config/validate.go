@@ -35,6 +35,7 @@ func (p *parser) validate() {
 	p.validateTitle()
 	p.validateSummarization()
 	p.validateSandbox()
+	p.validateGuardrails()
 
 	if cp := c.Skills.ContainerPath; !strings.HasPrefix(cp, "/") {
 		p.invalid("skills.container_path", "must be an absolute path, got %q", cp)
