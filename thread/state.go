@@ -23,6 +23,10 @@ type State struct {
 	Title         string                 `json:"title,omitempty"`
 	SummaryText   string                 `json:"summary_text,omitempty"`
 	Goal          string                 `json:"goal,omitempty"`
+	// Approvals are the tool calls waiting for a human's answer;
+	// ApprovalGrants the tools approved for the rest of the thread.
+	Approvals      []Approval      `json:"approvals,omitempty"`
+	ApprovalGrants []ApprovalGrant `json:"approval_grants,omitempty"`
 	// Extra holds keys this version does not model, so that a state
 	// written by a newer version or by DeerFlow round-trips.
 	Extra map[string]json.RawMessage `json:"extra,omitempty"`
@@ -95,6 +99,8 @@ func (s *State) Clone() *State {
 	c.Delegations = slices.Clone(s.Delegations)
 	c.SkillContext = slices.Clone(s.SkillContext)
 	c.UploadedFiles = slices.Clone(s.UploadedFiles)
+	c.Approvals = slices.Clone(s.Approvals)
+	c.ApprovalGrants = slices.Clone(s.ApprovalGrants)
 	c.Extra = maps.Clone(s.Extra)
 	return &c
 }

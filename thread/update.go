@@ -40,6 +40,12 @@ type Update struct {
 	Title       *string `json:"title,omitempty"`
 	SummaryText *string `json:"summary_text,omitempty"`
 	Goal        *string `json:"goal,omitempty"`
+	// Approvals are upserted by call id; an entry with Resolved set
+	// removes its call; the MaxPendingApprovals most recent are kept.
+	Approvals []Approval `json:"approvals,omitempty"`
+	// ApprovalGrants are added once each; the MaxApprovalGrants most
+	// recent are kept.
+	ApprovalGrants []ApprovalGrant `json:"approval_grants,omitempty"`
 }
 
 // IsZero reports whether u changes nothing.
@@ -47,7 +53,7 @@ func (u *Update) IsZero() bool {
 	return u == nil || (u.Messages == nil && u.Sandbox == nil && u.ThreadData == nil &&
 		u.Artifacts == nil && u.ViewedImages == nil && u.Promoted == nil && u.Todos == nil &&
 		u.Delegations == nil && u.SkillContext == nil && u.UploadedFiles == nil &&
-		u.Title == nil && u.SummaryText == nil && u.Goal == nil)
+		u.Title == nil && u.SummaryText == nil && u.Goal == nil && u.Approvals == nil && u.ApprovalGrants == nil)
 }
 
 // Apply merges u into s with each key's reducer. On error (a sandbox
@@ -91,6 +97,12 @@ func (s *State) Apply(u *Update) error {
 	}
 	if u.Goal != nil {
 		s.Goal = *u.Goal
+	}
+	if u.Approvals != nil {
+		s.Approvals = mergeApprovals(s.Approvals, u.Approvals)
+	}
+	if u.ApprovalGrants != nil {
+		s.ApprovalGrants = mergeApprovalGrants(s.ApprovalGrants, u.ApprovalGrants)
 	}
 	return nil
 }

@@ -1,0 +1,86 @@
+package thread
+
+import (
+	"encoding/json"
+	"slices"
+)
+
+// MaxPendingApprovals is how many pending approvals a thread keeps; older
+// entries beyond it are dropped (their calls stay answered by their
+// approval-request tool messages, so the transcript remains valid).
+const MaxPendingApprovals = 64
+
+// MaxApprovalGrants is how many "approve for this thread" grants a thread
+// remembers; the oldest go first.
+const MaxApprovalGrants = 64
+
+// Approval is a tool call that the approval policy paused until a human
+// answers (see docs/design.md, "Approval before dangerous tools"). The
+// exact call is kept so that an approval runs that call and no other.
+type Approval struct {
+	// CallID is the id of the paused tool call.
+	CallID string `json:"call_id"`
+	// RequestID is the id of the card shown to the human (the
+	// human_input request_id and the tool message's id).
+	RequestID string `json:"request_id"`
+	// Tool is the called tool's name; Arguments the exact JSON object the
+	// model sent.
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	// Rule names the policy rule that asked; Reason is its reason.
+	Rule   string `json:"rule,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Resolved, in an Update, removes the pending entry with CallID.
+	Resolved bool `json:"resolved,omitempty"`
+}
+
+// ApprovalGrant is an "approve for this thread" answer: later calls of
+// Tool that Rule asks about run without asking again on this thread.
+type ApprovalGrant struct {
+	Tool string `json:"tool"`
+	Rule string `json:"rule"`
+}
+
+// mergeApprovals upserts by CallID in first-seen order; an entry with
+// Resolved set removes its call. Only the MaxPendingApprovals most recent
+// entries survive.
+func mergeApprovals(existing, update []Approval) []Approval {
+	out := slices.Clone(existing)
+	for _, a := range update {
+		i := slices.IndexFunc(out, func(o Approval) bool { return o.CallID == a.CallID })
+		switch {
+		case a.Resolved && i >= 0:
+			out = slices.Delete(out, i, i+1)
+		case a.Resolved:
+		case i >= 0:
+			out[i] = a
+		default:
+			out = append(out, a)
+		}
+	}
+	if len(out) > MaxPendingApprovals {
+		out = slices.Clone(out[len(out)-MaxPendingApprovals:])
+	}
+	return out
+}
+
+// mergeApprovalGrants appends grants not yet recorded, keeping the
+// MaxApprovalGrants most recent.
+func mergeApprovalGrants(existing, update []ApprovalGrant) []ApprovalGrant {
+	out := slices.Clone(existing)
+	for _, g := range update {
+		if !slices.Contains(out, g) {
+			out = append(out, g)
+		}
+	}
+	if len(out) > MaxApprovalGrants {
+		out = slices.Clone(out[len(out)-MaxApprovalGrants:])
+	}
+	return out
+}
+
+// HasApprovalGrant reports whether the thread has approved tool under
+// rule for the rest of the thread.
+func (s *State) HasApprovalGrant(tool, rule string) bool {
+	return s != nil && slices.Contains(s.ApprovalGrants, ApprovalGrant{Tool: tool, Rule: rule})
+}
