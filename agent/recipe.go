@@ -17,7 +17,8 @@ import (
 // docs/architecture.md, "Building an agent".
 
 // ChainSpec says which middlewares an agent's chains hold. The zero value
-// holds only what every agent has: dangling-call repair. (DeerFlow's tool
+// holds only what every agent has: DeerFlow's input and tool-result
+// sanitisation and dangling-call repair. (DeerFlow's tool
 // error handling is not a middleware here: the loop calls every tool
 // through tool.Invoke, the one place that turns errors and panics into
 // results, and classifies what it returns.)
@@ -64,11 +65,12 @@ func (c *Chain) addModel(name string, mw tool.ModelMiddleware) {
 
 // Build returns the chains in Antler's one order.
 //
-// Tool calls: the embedder's middlewares, the deferred guard,
-// clarification (innermost, so that nothing between it
+// Tool calls: the embedder's middlewares, the sanitisation of remote
+// tool results, the deferred guard, clarification (innermost, so that nothing between it
 // and the tool rewrites its interrupt).
 //
-// Model requests: dangling-call repair, the embedder's middlewares,
+// Model requests: the sanitisation of the user's input, dangling-call
+// repair, the embedder's middlewares,
 // deferred routing then the deferred filter, the subagent limit, loop
 // detection, the token budget.
 func (s ChainSpec) Build() Chain {
@@ -76,6 +78,7 @@ func (s ChainSpec) Build() Chain {
 	for i, mw := range s.ToolMiddlewares {
 		c.addTool(fmt.Sprintf("embedder[%d]", i), mw)
 	}
+	c.addTool("tool_result_sanitization", SanitizeToolResults()) // inside the output budget, as in DeerFlow
 	if s.Deferred != nil {
 		c.addTool("deferred_guard", s.Deferred.GuardTools)
 	}
@@ -83,6 +86,7 @@ func (s ChainSpec) Build() Chain {
 		c.addTool("clarification", Clarification())
 	}
 
+	c.addModel("input_sanitization", SanitizeInput()) // outermost: everything inside sees the sanitised request
 	c.addModel("dangling_tool_calls", DanglingToolCalls())
 	for i, mw := range s.ModelMiddlewares {
 		c.addModel(fmt.Sprintf("embedder[%d]", i), mw)

@@ -167,10 +167,10 @@ func TestChainSpec_OneOrder(t *testing.T) {
 	passModel := func(next tool.ModelHandler) tool.ModelHandler { return next }
 	c := agent.ChainSpec{ToolMiddlewares: []tool.Middleware{pass}, ModelMiddlewares: []tool.ModelMiddleware{passModel},
 		SubagentLimit: passModel, LoopDetection: passModel, TokenBudget: passModel, Clarification: true}.Build()
-	if diff := cmp.Diff([]string{"embedder[0]", "clarification"}, c.ToolNames); diff != "" {
+	if diff := cmp.Diff([]string{"embedder[0]", "tool_result_sanitization", "clarification"}, c.ToolNames); diff != "" {
 		t.Errorf("tool chain (-want +got):\n%s", diff)
 	}
-	want := []string{"dangling_tool_calls", "embedder[0]", "subagent_limit", "loop_detection", "token_budget"}
+	want := []string{"input_sanitization", "dangling_tool_calls", "embedder[0]", "subagent_limit", "loop_detection", "token_budget"}
 	if diff := cmp.Diff(want, c.ModelNames); diff != "" {
 		t.Errorf("model chain (-want +got):\n%s", diff)
 	}

@@ -113,12 +113,21 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, u *principal)
 
 // prepareInput gives a human message the uploaded-files block DeerFlow's
 // uploads middleware adds, so that the model knows the attachments; the
-// frontend strips the block for display.
+// frontend strips the block for display. The user's own text is kept
+// under agent.OriginalUserContentKey, which is the server's to set (a
+// client's value is dropped): the input sanitisation frames only that
+// text and leaves the server's block alone.
 func prepareInput(m model.Message) model.Message {
+	if _, ok := m.Meta[agent.OriginalUserContentKey]; ok {
+		m.Meta = maps.Clone(m.Meta)
+		delete(m.Meta, agent.OriginalUserContentKey)
+	}
 	files, _ := m.Meta["files"].([]any)
 	if m.Role != model.RoleUser || len(files) == 0 || strings.Contains(m.Content, "<uploaded_files>") {
 		return m
 	}
+	m.Meta = maps.Clone(m.Meta)
+	m.Meta[agent.OriginalUserContentKey] = m.Content
 	var b strings.Builder
 	b.WriteString("<uploaded_files>\nThe user uploaded these files (read them with read_file):\n")
 	for _, f := range files {

@@ -245,7 +245,8 @@ func TestClarificationRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	msgs = messagesOf(tr.Last())
-	if got := msgs[len(msgs)-1]["content"]; got != "Going with: For your clarification, my answer is: PDF" {
+	// The model sees the answer framed by the input sanitisation.
+	if got := msgs[len(msgs)-1]["content"]; got != "Going with: --- BEGIN USER INPUT ---\nFor your clarification, my answer is: PDF\n--- END USER INPUT ---" {
 		t.Fatalf("resumed answer = %q", got)
 	}
 	hidden := msgs[len(msgs)-2]

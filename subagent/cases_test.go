@@ -118,7 +118,7 @@ func TestToolGroupsSkillsAndModelOverride(t *testing.T) {
 		!strings.Contains(sys.Content, "<skills/>") {
 		t.Errorf("system prompt = %q", sys.Content)
 	}
-	if len(req.Messages) != 2 || req.Messages[1].Content != "look around" {
+	if len(req.Messages) != 2 || req.Messages[1].Content != "--- BEGIN USER INPUT ---\nlook around\n--- END USER INPUT ---" {
 		t.Errorf("subagent history = %+v, want only the task prompt (no parent history)", req.Messages[1:])
 	}
 	if got := rec.events[0].data["model_name"]; got != "vision" {

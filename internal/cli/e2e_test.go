@@ -159,7 +159,7 @@ func TestE2EClarificationResumesAndSurvivesRestart(t *testing.T) {
 			final = ev.Message.Content
 		}
 	}
-	for _, want := range []string{"user:export my data", "Which format?", "user:json"} {
+	for _, want := range []string{"user:export my data", "Which format?", "user:--- BEGIN USER INPUT ---\njson"} { // the last user message is framed
 		if !strings.Contains(final, want) {
 			t.Errorf("resumed history lacks %q: %s", want, final)
 		}

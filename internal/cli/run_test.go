@@ -166,7 +166,7 @@ func TestChatAnswersClarificationByNumber(t *testing.T) {
 	if !strings.Contains(out.String(), "🔀 Which colour?\n\n  1. red\n  2. blue") || !strings.Contains(out.String(), "painting") {
 		t.Errorf("stdout:\n%s", out.String())
 	}
-	if last := modeltest.LastMessage(srv.LastRequest()); last.Content != "blue" {
+	if last := modeltest.LastMessage(srv.LastRequest()); last.Content != "--- BEGIN USER INPUT ---\nblue\n--- END USER INPUT ---" { // framed by the input sanitisation
 		t.Errorf("answer sent as %q, want the option's value", last.Content)
 	}
 	if !strings.Contains(errOut.String(), "→ ask_clarification") {
