@@ -59,6 +59,11 @@ type ToolOutputBudgetOptions struct {
 // thread that exceed the budget are cut the fallback way (DeerFlow's
 // wrap_model_call).
 //
+// Media (always, first): the images and other binary blocks of a result
+// are saved to files there and replaced by lines naming them, within the
+// bounds of [MaxToolResultImages] and its siblings; see
+// externalizeMedia.
+//
 // Ceiling (always, even when the budget is disabled or the tool exempt):
 // see [MaxToolResultBytes].
 //
@@ -155,9 +160,11 @@ func (b *ToolOutputBudget) historyText(m model.Message) (string, bool) {
 // apply budgets and caps one result.
 func (b *ToolOutputBudget) apply(call *tool.Call, res *tool.Result) *tool.Result {
 	name := toolCallName(call)
-	out := res
-	if b.cfg.Enabled && !b.exempt[name] {
-		out = b.budget(call, name, res)
+	out := b.externalizeMedia(call, name, res)
+	// A result that held images is multimodal, which DeerFlow does not
+	// budget; the lines that now stand for its images change nothing.
+	if _, textOnly := resultText(res); b.cfg.Enabled && !b.exempt[name] && textOnly {
+		out = b.budget(call, name, out)
 	}
 	return b.ceil(call, name, out)
 }

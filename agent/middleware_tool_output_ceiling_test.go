@@ -80,12 +80,14 @@ func TestToolOutputCeiling(t *testing.T) {
 					t.Errorf("artifact file %s: %v", name, err)
 				}
 			}},
+		// Images never stay inline (see middleware_tool_output_media.go):
+		// these two, over the ceiling together, are saved like any other.
 		{name: "images over the ceiling are saved", cfg: disabled, tool: "mcp_tool",
 			res: &tool.Result{Content: []tool.Block{{Type: tool.BlockText, Text: "two charts"},
 				{Type: tool.BlockImage, MIMEType: "image/png", Data: make([]byte, 200<<10)},
 				{Type: tool.BlockImage, MIMEType: "image/jpeg", Data: bytes.Repeat([]byte{0xff, 0xd8}, 100<<10)}}},
-			want: []string{"two charts", "[image image/png, 204800 bytes, saved to /mnt/user-data/outputs/.tool-results/mcp_tool-",
-				".png; use view_image on it to see it]", ".jpg; use view_image"},
+			want: []string{"two charts", "[image 1 of 2 (image/png, 204800 bytes) saved to /mnt/user-data/outputs/.tool-results/mcp_tool-",
+				".bin; its content is not a PNG, JPEG, GIF or WebP image, so it is not shown]", ".jpg]"},
 			check: func(t *testing.T, out *tool.Result, files map[string]string) {
 				if len(files) != 2 {
 					t.Errorf("%d files, want the two images", len(files))
@@ -97,8 +99,9 @@ func TestToolOutputCeiling(t *testing.T) {
 					}
 				}
 			}},
-		{name: "images within the ceiling stay", cfg: disabled, tool: "mcp_tool",
-			res: &tool.Result{Content: []tool.Block{{Type: tool.BlockText, Text: "chart"}, {Type: tool.BlockImage, MIMEType: "image/png", Data: make([]byte, 1000)}}}},
+		{name: "images within the ceiling are saved too", cfg: disabled, tool: "mcp_tool",
+			res:  &tool.Result{Content: []tool.Block{{Type: tool.BlockText, Text: "chart"}, {Type: tool.BlockImage, MIMEType: "image/png", Data: make([]byte, 1000)}}},
+			want: []string{"chart", "[image 1 of 1 (image/png, 1000 bytes) saved to /mnt/user-data/outputs/.tool-results/mcp_tool-"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			layout, tp := budgetLayout(t)

@@ -33,12 +33,16 @@ const imageContextHeader = "Here are the images you've viewed:"
 // Before a model call it adds one user message to the request, and only
 // to the request (never to the thread state, so no image bytes are ever
 // checkpointed), when all of these hold: the last assistant message of the
-// request called view_image; every tool call of that message has a tool
-// result after it; and no image context message (marked, or a user
-// message with DeerFlow's header text) follows it already. The message is
-// hidden from the UI, marked with ImageContextMarkerKey and lists every
-// entry of viewed_images (the whole thread, sorted by path): a text line
-// "- **{path}** ({mime})" and the image, read from disk now. An image that
+// request called view_image, or a tool result after it returned images
+// (listed under [ToolImagesKey]: images of MCP and other tools, saved to
+// files by the agent's tool-output budget); every tool call of that
+// message has a tool result after it; and no image context message
+// (marked, or a user message with DeerFlow's header text) follows it
+// already. The message is hidden from the UI, marked with
+// ImageContextMarkerKey and lists, sorted by path, every entry of
+// viewed_images (the whole thread) when view_image was called, and the
+// images of those tool results: a text line "- **{path}** ({mime})" and
+// the image, read from disk now. An image that
 // is gone, has changed size or type, or exceeds MaxImageBytes is replaced
 // by "(file unavailable or changed on disk: {path})", where path is the
 // virtual path, not DeerFlow's host path.
@@ -55,12 +59,19 @@ func NewViewImageMiddleware(layout *vpath.Layout) tool.ModelMiddleware {
 	}
 	return func(next tool.ModelHandler) tool.ModelHandler {
 		return func(ctx context.Context, call *tool.ModelCall) (*model.Response, error) {
-			if call == nil || call.Request == nil || !shouldInjectImages(call.Request.Messages) {
+			if call == nil || call.Request == nil {
 				return next(ctx, call)
 			}
-			var viewed map[string]thread.ViewedImage
-			if call.State != nil {
-				viewed = call.State.ViewedImages
+			viewCalled, toolImages, ok := imageTrigger(call.Request.Messages)
+			if !ok {
+				return next(ctx, call)
+			}
+			viewed := maps.Clone(toolImages)
+			if viewCalled && call.State != nil {
+				if viewed == nil {
+					viewed = map[string]thread.ViewedImage{}
+				}
+				maps.Copy(viewed, call.State.ViewedImages)
 			}
 			user := call.UserID
 			if user == "" {
@@ -94,9 +105,12 @@ func IsImageContextMessage(m model.Message) bool {
 	return marked
 }
 
-// shouldInjectImages applies DeerFlow's three conditions to the request's
-// messages.
-func shouldInjectImages(msgs []model.Message) bool {
+// imageTrigger applies DeerFlow's three conditions to the request's
+// messages, with a tool result that returned images counting as a
+// view_image call: ok says whether to inject, viewCalled whether the last
+// assistant message called view_image, toolImages the images of the tool
+// results after it.
+func imageTrigger(msgs []model.Message) (viewCalled bool, toolImages map[string]thread.ViewedImage, ok bool) {
 	last := -1
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Role == model.RoleAssistant {
@@ -105,11 +119,13 @@ func shouldInjectImages(msgs []model.Message) bool {
 		}
 	}
 	if last < 0 {
-		return false
+		return false, nil, false
 	}
 	ai := msgs[last]
-	if !slices.ContainsFunc(ai.ToolCalls, func(tc model.ToolCall) bool { return tc.Name == ViewImageName }) {
-		return false
+	viewCalled = slices.ContainsFunc(ai.ToolCalls, func(tc model.ToolCall) bool { return tc.Name == ViewImageName })
+	toolImages = trailingToolImages(msgs)
+	if !viewCalled && len(toolImages) == 0 {
+		return false, nil, false
 	}
 	answered := map[string]bool{}
 	for _, m := range msgs[last+1:] {
@@ -119,7 +135,7 @@ func shouldInjectImages(msgs []model.Message) bool {
 	}
 	for _, tc := range ai.ToolCalls {
 		if tc.ID != "" && !answered[tc.ID] {
-			return false
+			return false, nil, false
 		}
 	}
 	for _, m := range msgs[last+1:] {
@@ -127,10 +143,10 @@ func shouldInjectImages(msgs []model.Message) bool {
 			continue
 		}
 		if IsImageContextMessage(m) || hasImageHeader(m) {
-			return false
+			return false, nil, false
 		}
 	}
-	return true
+	return viewCalled, toolImages, true
 }
 
 func hasImageHeader(m model.Message) bool {
@@ -171,10 +187,8 @@ func imageContextMessage(layout *vpath.Layout, user, threadID string, viewed map
 			}
 		}
 	}
-	var id [16]byte
-	_, _ = rand.Read(id[:])
 	return model.Message{
-		ID:    ImageContextIDPrefix + hex.EncodeToString(id[:]),
+		ID:    ImageContextIDPrefix + randomID(),
 		Role:  model.RoleUser,
 		Parts: parts,
 		Meta:  map[string]any{HideFromUIKey: true, ImageContextMarkerKey: true},
@@ -197,4 +211,11 @@ func rereadImage(layout *vpath.Layout, user, threadID, virtual string, info thre
 		return nil, false
 	}
 	return img.data, true
+}
+
+// randomID is 32 random hex digits, for the ids of injected messages.
+func randomID() string {
+	var id [16]byte
+	_, _ = rand.Read(id[:])
+	return hex.EncodeToString(id[:])
 }

@@ -15,9 +15,11 @@ import (
 const StructuredContentKey = "structured_content"
 
 // ConvertResult turns an MCP tool result into an Antler result: text stays
-// text, images become image blocks, audio and non-image blobs become a
-// short text placeholder, resource links and embedded text resources
-// become text, structuredContent becomes the artifact
+// text, images (and embedded image blobs) become image blocks, audio and
+// other embedded blobs become binary blocks (the agent's tool-output
+// budget saves both kinds to files; see docs/differences.md, "Tool
+// output budget"), resource links and embedded text resources become
+// text, structuredContent becomes the artifact
 // {"structured_content": ...}, and isError becomes an error result whose
 // text starts with "Error: ".
 func ConvertResult(r *mcp.CallToolResult) *tool.Result {
@@ -58,7 +60,7 @@ func convertContent(c mcp.Content) (tool.Block, bool) {
 	case *mcp.ImageContent:
 		return tool.Block{Type: tool.BlockImage, MIMEType: c.MIMEType, Data: c.Data}, true
 	case *mcp.AudioContent:
-		return textBlock("[audio %s, %d bytes]", c.MIMEType, len(c.Data)), true
+		return tool.Block{Type: tool.BlockBinary, MIMEType: cmp.Or(c.MIMEType, "application/octet-stream"), Data: c.Data}, true
 	case *mcp.ResourceLink:
 		return textBlock("%s", describeLink(c)), true
 	case *mcp.EmbeddedResource:
@@ -94,7 +96,7 @@ func convertResource(r *mcp.ResourceContents) (tool.Block, bool) {
 	case strings.HasPrefix(r.MIMEType, "image/"):
 		return tool.Block{Type: tool.BlockImage, MIMEType: r.MIMEType, Data: r.Blob}, true
 	}
-	return textBlock("[resource %s (%s), %d bytes]", r.URI, cmp.Or(r.MIMEType, "application/octet-stream"), len(r.Blob)), true
+	return tool.Block{Type: tool.BlockBinary, MIMEType: cmp.Or(r.MIMEType, "application/octet-stream"), Data: r.Blob, URI: r.URI}, true
 }
 
 func textBlock(format string, args ...any) tool.Block {

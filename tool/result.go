@@ -16,6 +16,10 @@ const (
 	BlockText  BlockType = "text"
 	BlockImage BlockType = "image"
 	BlockJSON  BlockType = "json"
+	// BlockBinary is any other binary content (MCP audio, an embedded
+	// resource's non-image blob). The agent's tool-output budget saves it
+	// to a file and leaves a reference; it never reaches a model as bytes.
+	BlockBinary BlockType = "binary"
 )
 
 // Block is one piece of a tool result's content.
@@ -23,9 +27,12 @@ type Block struct {
 	Type BlockType `json:"type"`
 	// Text is set for text blocks.
 	Text string `json:"text,omitempty"`
-	// MIMEType and Data are set for image blocks.
+	// MIMEType and Data are set for image and binary blocks.
 	MIMEType string `json:"mime_type,omitempty"`
 	Data     []byte `json:"data,omitempty"`
+	// URI names where a binary block came from (an MCP resource's URI);
+	// it may be empty.
+	URI string `json:"uri,omitempty"`
 	// JSON is set for json blocks.
 	JSON json.RawMessage `json:"json,omitempty"`
 }
@@ -80,7 +87,8 @@ func JSON(v any) (*Result, error) {
 }
 
 // TextContent returns the result's content as the text a model reads:
-// text blocks as they are, json blocks as JSON, images as a placeholder.
+// text blocks as they are, json blocks as JSON, images and binary blocks
+// as a placeholder.
 func (r *Result) TextContent() string {
 	if r == nil {
 		return ""
@@ -100,6 +108,8 @@ func (r *Result) TextContent() string {
 			b.Write(c.JSON)
 		case BlockImage:
 			fmt.Fprintf(&b, "[image %s, %d bytes]", c.MIMEType, len(c.Data))
+		case BlockBinary:
+			fmt.Fprintf(&b, "[binary %s, %d bytes]", c.MIMEType, len(c.Data))
 		}
 	}
 	return b.String()

@@ -92,6 +92,7 @@ func (a *app) modelMiddlewares() []tool.ModelMiddleware {
 		a.toolOutputBudget().ModelMiddleware(),
 		a.policy.ModelMiddleware(),
 		onlyWhenBound(builtin.ViewImageName, builtin.NewViewImageMiddleware(a.layout)),
+		unlessBound(builtin.ViewImageName, builtin.NewToolImageNoteMiddleware()),
 	}
 }
 
@@ -126,6 +127,21 @@ func onlyWhenBound(name string, mw tool.ModelMiddleware) tool.ModelMiddleware {
 				return wrapped(ctx, call)
 			}
 			return next(ctx, call)
+		}
+	}
+}
+
+// unlessBound applies mw only to requests that do not bind the named
+// tool: models without vision (no view_image) get a note about the images
+// tool results returned instead of the images.
+func unlessBound(name string, mw tool.ModelMiddleware) tool.ModelMiddleware {
+	return func(next tool.ModelHandler) tool.ModelHandler {
+		wrapped := mw(next)
+		return func(ctx context.Context, call *tool.ModelCall) (*model.Response, error) {
+			if slices.ContainsFunc(call.Request.Tools, func(d model.ToolDefinition) bool { return d.Name == name }) {
+				return next(ctx, call)
+			}
+			return wrapped(ctx, call)
 		}
 	}
 }
