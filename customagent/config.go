@@ -113,7 +113,7 @@ type ConfigError struct {
 }
 
 func (e *ConfigError) Error() string {
-	where := ConfigFile
+	where := configFileName
 	if e.Line > 0 {
 		where += ":" + strconv.Itoa(e.Line)
 	}
@@ -123,9 +123,9 @@ func (e *ConfigError) Error() string {
 	return where + ": " + e.Msg
 }
 
-// ParseConfig decodes config.yaml. dirName is the agent's name used when
+// parseConfig decodes config.yaml. dirName is the agent's name used when
 // the file has no name key. An empty file is an empty config.
-func ParseConfig(data []byte, dirName string) (*Config, error) {
+func parseConfig(data []byte, dirName string) (*Config, error) {
 	c := &Config{Name: dirName}
 	root, err := configRoot(data)
 	if err != nil {
@@ -355,10 +355,10 @@ func (c *Config) Marshal() ([]byte, error) {
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
 	if err := enc.Encode(root); err != nil {
-		return nil, fmt.Errorf("encode %s: %w", ConfigFile, err)
+		return nil, fmt.Errorf("encode %s: %w", configFileName, err)
 	}
 	if err := enc.Close(); err != nil {
-		return nil, fmt.Errorf("encode %s: %w", ConfigFile, err)
+		return nil, fmt.Errorf("encode %s: %w", configFileName, err)
 	}
 	return buf.Bytes(), nil
 }

@@ -6,20 +6,21 @@ import (
 	"strings"
 )
 
-// NamePattern is DeerFlow's rule for agent names.
-const NamePattern = `^[A-Za-z0-9-]+$`
+// namePattern is DeerFlow's rule for agent names.
+const namePattern = `^[A-Za-z0-9-]+$`
 
-var nameRE = regexp.MustCompile(NamePattern)
+var nameRE = regexp.MustCompile(namePattern)
 
-// NameError is an agent name that does not match [NamePattern]. Its
+// NameError is an agent name that does not match DeerFlow's pattern
+// ^[A-Za-z0-9-]+$ (letters, digits and hyphens). Its
 // message is DeerFlow's text.
 type NameError struct{ Name string }
 
 func (e *NameError) Error() string {
-	return fmt.Sprintf("Invalid agent name '%s'. Must match pattern: %s", e.Name, NamePattern)
+	return fmt.Sprintf("Invalid agent name '%s'. Must match pattern: %s", e.Name, namePattern)
 }
 
-// ValidateName returns a *[NameError] unless name matches [NamePattern].
+// ValidateName returns a *[NameError] unless name matches ^[A-Za-z0-9-]+$.
 // Such a name is one path segment that can never be "." or "..".
 func ValidateName(name string) error {
 	if !nameRE.MatchString(name) {

@@ -16,8 +16,8 @@ import (
 
 // The files of an agent folder.
 const (
-	ConfigFile = "config.yaml"
-	SoulFile   = "SOUL.md"
+	configFileName = "config.yaml"
+	soulFileName   = "SOUL.md"
 )
 
 // ErrNotFound is returned (wrapped) for an agent that has no config.yaml.
@@ -100,7 +100,7 @@ func (s *Store) LegacyDir(name string) (string, error) {
 }
 
 // DefaultSoulPath returns {home}/SOUL.md, the default agent's soul.
-func (s *Store) DefaultSoulPath() string { return filepath.Join(s.layout.Home(), SoulFile) }
+func (s *Store) DefaultSoulPath() string { return filepath.Join(s.layout.Home(), soulFileName) }
 
 // WriteDefaultSoul replaces the default agent's SOUL.md atomically.
 func (s *Store) WriteDefaultSoul(soul string) error {
@@ -136,7 +136,7 @@ func (s *Store) LegacyOnly(user, name string) bool {
 		return false
 	}
 	legacy, _ := s.LegacyDir(name)
-	if !fileExists(filepath.Join(legacy, ConfigFile)) {
+	if !fileExists(filepath.Join(legacy, configFileName)) {
 		return false
 	}
 	_, err = s.loadOwn(user, name, dir)
@@ -160,7 +160,7 @@ func (s *Store) Load(user, name string) (*Agent, error) {
 		return a, nil
 	}
 	legacy, _ := s.LegacyDir(name)
-	if fileExists(filepath.Join(legacy, ConfigFile)) {
+	if fileExists(filepath.Join(legacy, configFileName)) {
 		a, err := readAgent(legacy, name)
 		if err != nil {
 			return nil, err
@@ -188,25 +188,25 @@ func (s *Store) loadOwn(user, name, dir string) (*Agent, error) {
 	if err := s.recover(dir); err != nil {
 		return nil, err
 	}
-	if !fileExists(filepath.Join(dir, ConfigFile)) {
+	if !fileExists(filepath.Join(dir, configFileName)) {
 		return nil, ErrNotFound
 	}
 	return readAgent(dir, name)
 }
 
 func readAgent(dir, name string) (*Agent, error) {
-	data, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	data, err := os.ReadFile(filepath.Join(dir, configFileName))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%w: %q", ErrNotFound, name)
 		}
 		return nil, err
 	}
-	cfg, err := ParseConfig(data, name)
+	cfg, err := parseConfig(data, name)
 	if err != nil {
 		return nil, err
 	}
-	soul, err := os.ReadFile(filepath.Join(dir, SoulFile))
+	soul, err := os.ReadFile(filepath.Join(dir, soulFileName))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}

@@ -17,7 +17,7 @@ const (
 )
 
 // committedFiles are the only names recovery moves out of .commit.
-var committedFiles = []string{ConfigFile, SoulFile}
+var committedFiles = []string{configFileName, soulFileName}
 
 // Update writes ch to the user's agent name, creating the agent folder if
 // needed (an upsert, as DeerFlow's store). Both files change together or
@@ -75,7 +75,7 @@ func (s *Store) Modify(user, name string, fn func(current *Agent) (Change, error
 		return err
 	}
 	var cur *Agent
-	if fileExists(filepath.Join(dir, ConfigFile)) {
+	if fileExists(filepath.Join(dir, configFileName)) {
 		if cur, err = readAgent(dir, name); err != nil {
 			return err
 		}
@@ -144,18 +144,18 @@ func (s *Store) stage(dir string, cfgData []byte, soul *string) error {
 		return err
 	}
 	if cfgData != nil {
-		if err := s.step("stage:" + ConfigFile); err != nil {
+		if err := s.step("stage:" + configFileName); err != nil {
 			return err
 		}
-		if err := writeSynced(filepath.Join(staging, ConfigFile), cfgData); err != nil {
+		if err := writeSynced(filepath.Join(staging, configFileName), cfgData); err != nil {
 			return err
 		}
 	}
 	if soul != nil {
-		if err := s.step("stage:" + SoulFile); err != nil {
+		if err := s.step("stage:" + soulFileName); err != nil {
 			return err
 		}
-		if err := writeSynced(filepath.Join(staging, SoulFile), []byte(*soul)); err != nil {
+		if err := writeSynced(filepath.Join(staging, soulFileName), []byte(*soul)); err != nil {
 			return err
 		}
 	}
