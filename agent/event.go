@@ -36,6 +36,10 @@ const (
 	// EventClarification: the run stopped to ask the user (Data holds the
 	// human_input payload, Message the tool message with the question).
 	EventClarification EventType = "clarification"
+	// EventApproval: a tool call waits for the human's approval (the tool
+	// policy asked): ToolCallID, Name and Arguments name the call, Data
+	// holds the card's human_input payload, Message its tool message.
+	EventApproval EventType = "approval"
 	// EventError: the run failed (Error).
 	EventError EventType = "error"
 	// EventDone is always the last event (Reason, Turns, Usage, ThreadID).
@@ -52,6 +56,9 @@ const (
 	// StopClarification: ask_clarification ended the run; the next user
 	// message on the thread resumes it.
 	StopClarification StopReason = "clarification"
+	// StopApproval: a tool call waits for the human's approval; the next
+	// user message on the thread answers it (docs/api.md).
+	StopApproval StopReason = "approval"
 	// StopEnd: a tool result asked to end the run (Result.End).
 	StopEnd StopReason = "end"
 	// StopReturnDirect: a return-direct tool was called.

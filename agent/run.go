@@ -138,6 +138,14 @@ func (r *runState) loop(ctx context.Context) (StopReason, error) {
 			return failure(ctx, err)
 		}
 	}
+	// Tool calls paused for approval are answered before the model runs.
+	stop, err := r.resumeApprovals(ctx)
+	if err != nil {
+		return failure(ctx, err)
+	}
+	if stop != "" {
+		return stop, nil
+	}
 	modelHandler := tool.ChainModel(r.callModel, r.a.opts.ModelMiddlewares...)
 	for {
 		if r.turns >= r.a.opts.MaxTurns {
@@ -272,7 +280,7 @@ func (r *runState) finish(ctx context.Context, reason StopReason, runErr error) 
 	runStatus, threadStatus := store.RunSuccess, store.ThreadIdle
 	errText := ""
 	switch reason {
-	case StopClarification:
+	case StopClarification, StopApproval:
 		runStatus, threadStatus = store.RunInterrupted, store.ThreadInterrupted
 	case StopCancelled:
 		runStatus = store.RunCancelled

@@ -85,11 +85,10 @@ func (r *runState) toolStep(ctx context.Context, msg model.Message) (StopReason,
 				out = append(out, Event{Type: EventState, ToolCallID: cr.msg.ToolCallID, Name: cr.msg.Name, Update: &rest})
 			}
 		}
-		if data, ok := humanInput(cr.msg.Artifact); ok {
-			m := cr.msg
-			out = append(out, Event{Type: EventClarification, ToolCallID: m.ToolCallID, Name: m.Name, Message: &m, Data: data})
+		if ev, reason, ok := askEvent(cr, calls[i]); ok {
+			out = append(out, ev)
 			if cr.res.End {
-				stop = StopClarification
+				stop = reason
 			}
 		}
 		switch {
@@ -108,6 +107,21 @@ func (r *runState) toolStep(ctx context.Context, msg model.Message) (StopReason,
 		r.emit(ev, nil)
 	}
 	return stop, nil
+}
+
+// askEvent is the event of a result that asks the human: a clarification
+// question, or an approval card naming the paused call, with the stop
+// reason it ends the run with.
+func askEvent(cr callResult, tc model.ToolCall) (Event, StopReason, bool) {
+	data, ok := humanInput(cr.msg.Artifact)
+	if !ok {
+		return Event{}, "", false
+	}
+	m := cr.msg
+	if isApprovalRequest(cr.msg.Artifact) {
+		return Event{Type: EventApproval, ToolCallID: m.ToolCallID, Name: tc.Name, Arguments: tc.Arguments, Message: &m, Data: data}, StopApproval, true
+	}
+	return Event{Type: EventClarification, ToolCallID: m.ToolCallID, Name: m.Name, Message: &m, Data: data}, StopClarification, true
 }
 
 // humanInput returns the clarification payload of a tool message's
@@ -201,6 +215,10 @@ func toolMessage(tc model.ToolCall, res *tool.Result) model.Message {
 	}
 	if msg.ID == "" {
 		msg.ID = newID()
+	}
+	if isApprovalRequest(res.Artifact) {
+		// DeerFlow's frontend shows a card for a tool message of this name.
+		msg.Name = builtin.AskClarificationName
 	}
 	if res.IsError {
 		msg.Status = "error"
