@@ -20,6 +20,6 @@
 //     answer, and GET /v1/models. Another process reaches it through
 //     [Server.Env] (OPENAI_BASE_URL and OPENAI_API_KEY).
 //
-// Scripts are data too: [ParseScript] and [LoadScript] read the JSON form
-// documented on [Script].
+// Scripts are data too: [ParseScript] reads the JSON form documented on
+// [Script].
 package modeltest

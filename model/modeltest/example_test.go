@@ -57,8 +57,7 @@ func ExampleRule() {
 	// echo said ping
 }
 
-// A script read from its JSON form; LoadScript reads the same from a
-// file.
+// A script read from its JSON form.
 func ExampleParseScript() {
 	s, err := modeltest.ParseScript([]byte(`{
 	  "turns": [

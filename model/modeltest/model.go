@@ -14,8 +14,8 @@ import (
 	"github.com/antlerhq/antler/model"
 )
 
-// Name is the model name modeltest reports in errors and on the wire.
-const Name = "modeltest"
+// scriptedName is the model name modeltest reports in errors and on the wire.
+const scriptedName = "modeltest"
 
 // Model is the in-process scripted double. It is safe for concurrent
 // use: turns are handed out in call order under a mutex, rules need no
@@ -248,7 +248,7 @@ func chunks(s string, size int) []string {
 
 // providerError is the error a failing turn yields in process.
 func providerError(t Turn) error {
-	pe := &model.ProviderError{Model: Name, Provider: Name, StatusCode: t.Status, Message: t.Error}
+	pe := &model.ProviderError{Model: scriptedName, Provider: scriptedName, StatusCode: t.Status, Message: t.Error}
 	if t.Disconnect && t.Status == 0 {
 		pe.Message = "the stream ended unexpectedly"
 		pe.Err = io.ErrUnexpectedEOF

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -117,19 +116,6 @@ func ParseScript(data []byte) (Script, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
 		return Script{}, fmt.Errorf("modeltest: script: %w", err)
-	}
-	return s, nil
-}
-
-// LoadScript reads a JSON script file.
-func LoadScript(path string) (Script, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return Script{}, fmt.Errorf("modeltest: %w", err)
-	}
-	s, err := ParseScript(data)
-	if err != nil {
-		return Script{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return s, nil
 }

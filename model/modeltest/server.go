@@ -82,7 +82,7 @@ func (s *Server) Bodies() [][]byte {
 func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"object": "list",
-		"data":   []map[string]any{{"id": Name, "object": "model", "created": 0, "owned_by": Name}},
+		"data":   []map[string]any{{"id": scriptedName, "object": "model", "created": 0, "owned_by": scriptedName}},
 	})
 }
 
@@ -143,7 +143,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	resp := response(turn, req)
 	modelName := ar.Model
 	if modelName == "" {
-		modelName = Name
+		modelName = scriptedName
 	}
 	if !ar.Stream {
 		if err := sleep(r.Context(), turn.Delay); err != nil {
@@ -169,7 +169,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, turn Turn, r
 	if !es.flush() || sleep(ctx, turn.Delay) != nil {
 		return
 	}
-	es.id = fmt.Sprintf("chatcmpl-%s-%d", Name, time.Now().UnixNano())
+	es.id = fmt.Sprintf("chatcmpl-%s-%d", scriptedName, time.Now().UnixNano())
 	es.created = time.Now().Unix()
 	if !s.sendMessage(ctx, es, turn) {
 		return
@@ -304,7 +304,7 @@ func argFragments(args string, size int) []string {
 }
 
 func completion(resp *model.Response, modelName string) apiCompletion {
-	c := apiCompletion{ID: fmt.Sprintf("chatcmpl-%s-%d", Name, time.Now().UnixNano()), Object: "chat.completion",
+	c := apiCompletion{ID: fmt.Sprintf("chatcmpl-%s-%d", scriptedName, time.Now().UnixNano()), Object: "chat.completion",
 		Created: time.Now().Unix(), Model: modelName}
 	msg := apiOutMessage{Role: "assistant", ReasoningContent: resp.Message.Reasoning}
 	if resp.Message.Content != "" || len(resp.Message.ToolCalls) == 0 {
