@@ -18,6 +18,7 @@ import (
 	"github.com/antlerhq/antler/store"
 	"github.com/antlerhq/antler/subagent"
 	"github.com/antlerhq/antler/tool"
+	"github.com/antlerhq/antler/toolpolicy"
 	"github.com/antlerhq/antler/toolset"
 	"github.com/antlerhq/antler/vpath"
 )
@@ -36,6 +37,10 @@ type services struct {
 	store      store.Store      // opened on first use by openStore
 	policy     *skills.Policy
 	subagents  *subagent.Executor
+	// toolPolicy decides tool calls before they run (nil: every call
+	// runs); approveAll makes its asks allow (run --approve-all).
+	toolPolicy toolpolicy.Decider
+	approveAll bool
 	// setupAgent and updateAgent are the built-ins the lead-agent factory
 	// adds by rule.
 	setupAgent, updateAgent *tool.Tool

@@ -81,7 +81,11 @@ func (a *app) mcpServers() map[string]config.MCPServer {
 // clarification): the tool-output budget (outermost, so that it sees
 // every result of every source) and the skills tool policy.
 func (a *app) toolMiddlewares() []tool.Middleware {
-	return []tool.Middleware{a.toolOutputBudget().ToolMiddleware(), a.policy.ToolMiddleware()}
+	mws := []tool.Middleware{a.toolOutputBudget().ToolMiddleware()}
+	// The approval policy: after the budget, authorization and guardrails
+	// (a call they refuse is never asked about), before the skills policy.
+	mws = append(mws, a.approval())
+	return append(mws, a.policy.ToolMiddleware())
 }
 
 // modelMiddlewares are the model middlewares of the lead and of
