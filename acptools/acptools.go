@@ -18,15 +18,18 @@ import (
 	"github.com/antlerhq/antler/vpath"
 )
 
-// ToolName is the name of the tool.
-const ToolName = "invoke_acp_agent"
+// toolName is the name of the tool.
+const toolName = "invoke_acp_agent"
 
 // Defaults of [Options].
 const (
-	DefaultTimeout       = 1800 * time.Second
 	DefaultShutdownGrace = 2 * time.Second
 	DefaultCancelGrace   = 2 * time.Second
 )
+
+// defaultTimeout bounds one invocation when the agent's timeout_seconds is
+// unset.
+const defaultTimeout = 1800 * time.Second
 
 //go:embed invoke_acp_agent.md
 var descriptionTemplate string
@@ -139,11 +142,11 @@ func (inv *Invoker) Tool(_ context.Context, cfg *config.Config) (*tool.Tool, err
 	for _, n := range names {
 		agents[n] = cfg.ACPAgents[n]
 	}
-	desc, err := Description(cfg)
+	desc, err := description(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return tool.NewWithSchema(ToolName, desc, json.RawMessage(inputSchema),
+	return tool.NewWithSchema(toolName, desc, json.RawMessage(inputSchema),
 		func(ctx context.Context, call *tool.Call, in input) (*tool.Result, error) {
 			a, ok := agents[in.Agent]
 			if !ok {
@@ -153,10 +156,10 @@ func (inv *Invoker) Tool(_ context.Context, cfg *config.Config) (*tool.Tool, err
 		})
 }
 
-// Description returns the tool description for cfg's acp_agents: a fixed
+// description returns the tool description for cfg's acp_agents: a fixed
 // introduction, one "- name: description" line per agent (sorted by
 // name) and the warning about workspaces.
-func Description(cfg *config.Config) (string, error) {
+func description(cfg *config.Config) (string, error) {
 	type line struct{ Name, Description string }
 	var lines []line
 	for _, n := range cfg.ACPAgentNames() {

@@ -14,8 +14,8 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 )
 
-// MaxReadBytes bounds a file the agent reads through fs/read_text_file.
-const MaxReadBytes = 8 << 20
+// maxReadBytes bounds a file the agent reads through fs/read_text_file.
+const maxReadBytes = 8 << 20
 
 // errCodeResourceNotFound is ACP's "Resource not found" error code.
 const errCodeResourceNotFound = -32002
@@ -107,12 +107,12 @@ func (w *workspace) read(p string, line, limit *int) (string, error) {
 	} else if st.IsDir() {
 		return "", acp.NewInvalidParams(map[string]any{"path": p, "error": "path is a directory"})
 	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxReadBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, maxReadBytes+1))
 	if err != nil {
 		return "", w.fsError(p, err)
 	}
-	if len(data) > MaxReadBytes {
-		return "", acp.NewInvalidParams(map[string]any{"path": p, "error": fmt.Sprintf("file is larger than %d bytes", MaxReadBytes)})
+	if len(data) > maxReadBytes {
+		return "", acp.NewInvalidParams(map[string]any{"path": p, "error": fmt.Sprintf("file is larger than %d bytes", maxReadBytes)})
 	}
 	return sliceLines(string(data), line, limit), nil
 }

@@ -91,7 +91,7 @@ func (inv *Invoker) mcpServers(agent string) []acp.McpServer {
 	ext, err := inv.extensions()
 	if err == nil {
 		var servers []acp.McpServer
-		if servers, err = MCPServers(ext); err == nil {
+		if servers, err = mcpServers(ext); err == nil {
 			return servers
 		}
 	}
@@ -140,7 +140,7 @@ func (inv *Invoker) Invoke(ctx context.Context, call *tool.Call, name string, a 
 	log.Info("spawned ACP agent", "command", path, "args", a.Args, "cwd", dir, "pid", p.cmd.Process.Pid)
 
 	r := inv.connect(name, a, ws, p, log, mask)
-	timeout := DefaultTimeout
+	timeout := defaultTimeout
 	if a.TimeoutSeconds > 0 {
 		timeout = time.Duration(a.TimeoutSeconds) * time.Second
 	}

@@ -151,7 +151,7 @@ func (h *harness) call(t *testing.T, ctx context.Context, c *tool.Call, agents m
 	}
 	args, _ := json.Marshal(map[string]string{"agent": agent, "prompt": prompt})
 	if c == nil {
-		c = &tool.Call{ID: "call-1", Name: ToolName, ThreadID: "t1", UserID: "u1"}
+		c = &tool.Call{ID: "call-1", Name: toolName, ThreadID: "t1", UserID: "u1"}
 	}
 	return tl.Handler(ctx, c, args)
 }

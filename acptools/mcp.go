@@ -10,7 +10,7 @@ import (
 	"github.com/antlerhq/antler/config"
 )
 
-// MCPServers converts the enabled MCP servers of ext into the list that
+// mcpServers converts the enabled MCP servers of ext into the list that
 // session/new carries, sorted by server name: stdio servers as
 // {name, command, args, env: [{name, value}]}, http and sse servers as
 // {name, type, url, headers: [{name, value}]}, with args, env and headers
@@ -22,7 +22,7 @@ import (
 // server without a url, an unsupported transport or a missing $VAR)
 // makes the whole conversion fail, as DeerFlow's does; the caller then
 // sends an empty list. A nil ext yields an empty list.
-func MCPServers(ext *config.Extensions) ([]acp.McpServer, error) {
+func mcpServers(ext *config.Extensions) ([]acp.McpServer, error) {
 	out := []acp.McpServer{}
 	if ext == nil {
 		return out, nil
