@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/antlerhq/antler/agent"
 )
 
 func newChatCmd(g *globals) *cobra.Command {
@@ -20,8 +22,11 @@ func newChatCmd(g *globals) *cobra.Command {
 		Long: `Chat with the agent: each line you type is one turn on the same thread.
 Answers stream as they arrive and tool calls are shown as they start and
 end. When the agent asks for clarification, answer on the next line (a
-number picks one of the listed options). Ctrl-C cancels the running turn;
-at the prompt, Ctrl-C or Ctrl-D ends the chat.`,
+number picks one of the listed options). When the tool policy asks before
+a call, the chat asks you inline: y approves it once, a approves the tool
+for the rest of the thread, n rejects it (a reason for the model may
+follow: "n not that file"); the turn then goes on. Ctrl-C cancels the
+running turn; at the prompt, Ctrl-C or Ctrl-D ends the chat.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			s, err := newSession(c.Context(), g, &f)
@@ -55,8 +60,12 @@ func (s *session) chat(ctx context.Context, in *bufio.Scanner) error {
 			}
 		}
 	}()
+	approval := false // the last turn stopped for a pending approval
 	for {
-		if !s.flags.asJSON {
+		switch {
+		case approval:
+			fmt.Fprint(s.app.stderr, approvalPrompt)
+		case !s.flags.asJSON:
 			fmt.Fprint(s.app.stderr, "> ")
 		}
 		var line string
@@ -75,7 +84,9 @@ func (s *session) chat(ctx context.Context, in *bufio.Scanner) error {
 		if line == "" {
 			continue
 		}
-		if n, err := strconv.Atoi(line); err == nil && n >= 1 && n <= len(s.lastOptions) {
+		if approval {
+			line = approvalReply(line)
+		} else if n, err := strconv.Atoi(line); err == nil && n >= 1 && n <= len(s.lastOptions) {
 			line = s.lastOptions[n-1]
 		}
 		turnCtx, cancel := context.WithCancel(ctx)
@@ -91,12 +102,13 @@ func (s *session) chat(ctx context.Context, in *bufio.Scanner) error {
 		close(done)
 		cancelled := turnCtx.Err() != nil && ctx.Err() == nil
 		cancel()
+		approval = err == nil && !cancelled && out.Reason == agent.StopApproval
 		switch {
 		case cancelled:
 			fmt.Fprintln(s.app.stderr, "(turn cancelled)")
 		case err != nil:
 			fmt.Fprintf(s.app.stderr, "error: %s\n", oneLine(err))
-		case !s.flags.asJSON && out.Reason != "completed" && out.Reason != "clarification":
+		case !s.flags.asJSON && out.Reason != agent.StopCompleted && out.Reason != agent.StopClarification && !approval:
 			fmt.Fprintf(s.app.stderr, "(run stopped: %s)\n", out.Reason)
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,7 +17,6 @@ import (
 	"github.com/antlerhq/antler/agent"
 	"github.com/antlerhq/antler/model"
 	"github.com/antlerhq/antler/store"
-	"github.com/antlerhq/antler/tool"
 )
 
 // runFlags are the flags of `run` and `chat` (README.md, "Using it").
@@ -30,6 +28,8 @@ type runFlags struct {
 	subagents bool
 	noMCP     bool
 	asJSON    bool
+	// approveAll runs the calls the tool policy asks about (run only).
+	approveAll bool
 }
 
 func (f *runFlags) register(c *cobra.Command) {
@@ -45,18 +45,26 @@ func (f *runFlags) register(c *cobra.Command) {
 
 func newRunCmd(g *globals) *cobra.Command {
 	var f runFlags
+	var af answerFlags
 	c := &cobra.Command{
 		Use:   "run [flags] PROMPT",
 		Short: "Run one agent turn and stream its answer",
 		Long: `Run one agent turn on a thread: the answer streams to stdout, tool calls
 are shown on stderr as they start and end. With --json, stdout carries one
 JSON event per line (message_delta, message, tool_start, tool_end, state,
-task_*, clarification, error, done).
+task_*, clarification, approval, error, done).
 
 A run stopped by ask_clarification resumes with the next run on the same
---thread. Ctrl-C cancels the run.`,
-		Args: cobra.MinimumNArgs(1),
+--thread. A run stopped because the tool policy asks before a call exits 3
+and names the call; answer it with --thread and --approve,
+--approve-for-thread or --reject REASON (no prompt). --approve-all runs
+such calls without asking. Ctrl-C cancels the run.`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
+			text, err := af.text(c, f.thread, args)
+			if err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt)
 			defer stop()
 			s, err := newSession(ctx, g, &f)
@@ -64,9 +72,12 @@ A run stopped by ask_clarification resumes with the next run on the same
 				return err
 			}
 			defer s.close()
-			out, err := s.turn(ctx, strings.Join(args, " "))
+			out, err := s.turn(ctx, text)
 			if err != nil {
 				return &exitError{code: 1, err: err}
+			}
+			if out.Reason == agent.StopApproval {
+				return approvalWait(out, s.threadID)
 			}
 			if !f.asJSON && out.Reason != agent.StopCompleted && out.Reason != agent.StopClarification {
 				fmt.Fprintf(s.app.stderr, "run stopped: %s\n", out.Reason)
@@ -78,6 +89,7 @@ A run stopped by ask_clarification resumes with the next run on the same
 		},
 	}
 	f.register(c)
+	af.register(c, &f)
 	return c
 }
 
@@ -107,6 +119,7 @@ func newSession(ctx context.Context, g *globals, f *runFlags) (*session, error) 
 	if err != nil {
 		return nil, err
 	}
+	a.approveAll = f.approveAll
 	st, leases, err := a.sessionStore()
 	if err != nil {
 		a.Close()
@@ -137,15 +150,12 @@ func (s *session) turn(ctx context.Context, text string) (*agent.Outcome, error)
 	if err != nil {
 		return nil, err
 	}
-	r := &renderer{w: s.app.stdout, errw: s.app.stderr, asJSON: s.flags.asJSON, status: s.status,
-		tools: newToolLine(s.status, time.Now)}
+	r := &renderer{w: s.app.stdout, errw: s.app.stderr, asJSON: s.flags.asJSON, status: s.status}
 	if s.flags.asJSON {
 		r.enc = json.NewEncoder(s.app.stdout)
 	}
 	s.status.show("thinking…")
-	stopTicks := r.tools.tickEvery(toolLineTick, r.tick)
 	out, err := lead.Agent.Invoke(ctx, lead.Input(model.UserText(text)), r.event)
-	stopTicks()
 	s.status.clear()
 	r.finish()
 	s.lastOptions = r.options
@@ -167,15 +177,9 @@ type renderer struct {
 	status  *statusLine
 	midLine bool
 	options []string
-	// tools is the live line of running tool calls (nil: none); mu
-	// serialises events and its ticks (renderer.tick).
-	tools *toolLine
-	mu    sync.Mutex
 }
 
 func (r *renderer) event(ev agent.Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.asJSON {
 		_ = r.enc.Encode(ev)
 		return
@@ -190,7 +194,6 @@ func (r *renderer) event(ev agent.Event) {
 	case agent.EventToolStart:
 		r.endLine()
 		fmt.Fprintf(r.errw, "→ %s %s\n", ev.Name, summary(string(ev.Arguments), 80))
-		r.tools.start(ev)
 	case agent.EventToolEnd:
 		mark := "✓"
 		if ev.IsError {
@@ -198,15 +201,15 @@ func (r *renderer) event(ev agent.Event) {
 		}
 		fmt.Fprintf(r.errw, "%s %s (%s)\n", mark, ev.Name, time.Duration(ev.DurationMS*float64(time.Millisecond)).Round(time.Millisecond))
 		r.status.show("thinking…")
-		r.tools.end(ev)
-	case tool.ProgressEvent:
-		r.tools.report(ev)
 	case agent.EventClarification:
 		r.endLine()
 		if ev.Message != nil {
 			fmt.Fprintln(r.w, ev.Message.Content)
 		}
 		r.options = clarificationOptions(ev.Data)
+	case agent.EventApproval:
+		r.endLine()
+		printApproval(r.w, ev)
 	case agent.EventTaskStarted, agent.EventTaskCompleted, agent.EventTaskFailed:
 		r.endLine()
 		fmt.Fprintf(r.errw, "· %s %s\n", ev.Type, ev.ToolCallID)
