@@ -179,7 +179,8 @@ func (r *runState) execute(ctx context.Context, tc model.ToolCall, snapshot *thr
 		ID: tc.ID, Name: tc.Name, ThreadID: r.in.ThreadID, UserID: r.in.UserID, AgentName: r.in.AgentName,
 		RunID: r.in.RunID, State: snapshot, Context: r.in.Context, Meta: r.toolMeta(tc.Name),
 		Logger: r.logger.With("tool", tc.Name, "tool_call_id", tc.ID),
-		Emit: func(event string, data any) {
+		// Progress reports are throttled per call (tool.ThrottleProgress).
+		Emit: tool.ThrottleProgress(func(event string, data any) {
 			emitMu.Lock()
 			defer emitMu.Unlock()
 			if returned {
@@ -189,7 +190,7 @@ func (r *runState) execute(ctx context.Context, tc model.ToolCall, snapshot *thr
 			case events <- Event{Type: EventType(event), ToolCallID: tc.ID, Name: tc.Name, Data: data}:
 			case <-ctx.Done():
 			}
-		},
+		}),
 	}
 	res, err = tool.Invoke(ctx, h, call, args)
 	if err != nil {

@@ -8,8 +8,8 @@ import (
 	"strings"
 )
 
-// DefaultBraveBase is the Brave Search API.
-const DefaultBraveBase = "https://api.search.brave.com"
+// defaultBraveBase is the Brave Search API.
+const defaultBraveBase = "https://api.search.brave.com"
 
 // brave searches with the Brave Search API (X-Subscription-Token).
 type brave struct {
@@ -72,7 +72,7 @@ func (b *brave) get(ctx context.Context, path string, params url.Values, out any
 		params.Set("spellcheck", strconv.FormatBool(*b.opts.Spellcheck))
 	}
 	params.Set("safesearch", braveSafe(b.opts.SafeSearch))
-	err := getJSON(ctx, b.client, b.opts.baseURL(DefaultBraveBase)+path+"?"+params.Encode(),
+	err := getJSON(ctx, b.client, b.opts.baseURL(defaultBraveBase)+path+"?"+params.Encode(),
 		http.Header{"X-Subscription-Token": {key}}, out)
 	if err != nil {
 		if ctx.Err() != nil {

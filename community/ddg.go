@@ -15,8 +15,8 @@ import (
 
 // DuckDuckGo's public endpoints.
 const (
-	DefaultDDGHTMLBase = "https://html.duckduckgo.com" // web results: POST /html/
-	DefaultDDGBase     = "https://duckduckgo.com"      // images: GET / (token), /i.js
+	defaultDDGHTMLBase = "https://html.duckduckgo.com" // web results: POST /html/
+	defaultDDGBase     = "https://duckduckgo.com"      // images: GET / (token), /i.js
 )
 
 // maxDDGPages bounds the result pages read for one query.
@@ -42,7 +42,7 @@ func ddgSafe(s string) string {
 }
 
 func (d *ddg) search(ctx context.Context, query string, n int) ([]SearchResult, error) {
-	endpoint := d.opts.baseURL(DefaultDDGHTMLBase) + "/html/"
+	endpoint := d.opts.baseURL(defaultDDGHTMLBase) + "/html/"
 	form := url.Values{
 		"q":  {query},
 		"kl": {cmpOrString(d.opts.Region, "wt-wt")},
@@ -78,7 +78,7 @@ func (d *ddg) post(ctx context.Context, endpoint string, form url.Values) (*html
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("User-Agent", searchUserAgent)
-	req.Header.Set("Referer", d.opts.baseURL(DefaultDDGHTMLBase)+"/")
+	req.Header.Set("Referer", d.opts.baseURL(defaultDDGHTMLBase)+"/")
 	resp, err := d.client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -92,7 +92,7 @@ func (d *ddg) post(ctx context.Context, endpoint string, form url.Values) (*html
 		// challenge page.
 		return nil, providerErrorf("DuckDuckGo returned HTTP %d", resp.StatusCode)
 	}
-	doc, err := html.Parse(io.LimitReader(resp.Body, DefaultMaxBytes))
+	doc, err := html.Parse(io.LimitReader(resp.Body, defaultMaxBytes))
 	if err != nil {
 		return nil, providerErrorf("DuckDuckGo returned an unreadable page: %v", err)
 	}
@@ -252,7 +252,7 @@ type ddgImageResponse struct {
 }
 
 func (d *ddg) images(ctx context.Context, q ImageQuery) ([]ImageResult, error) {
-	base := d.opts.baseURL(DefaultDDGBase)
+	base := d.opts.baseURL(defaultDDGBase)
 	region := cmpOrString(d.opts.Region, "wt-wt")
 	vqd, err := d.vqd(ctx, base, q.Query)
 	if err != nil {

@@ -32,10 +32,10 @@ const (
 
 // Defaults of FetchOptions.
 const (
-	DefaultFetchTimeout = 10 * time.Second
-	DefaultMaxChars     = 4096
-	DefaultMaxBytes     = 5 << 20
-	DefaultMaxRedirects = 10
+	defaultFetchTimeout = 10 * time.Second
+	defaultMaxChars     = 4096
+	defaultMaxBytes     = 5 << 20
+	defaultMaxRedirects = 10
 	DefaultUserAgent    = "Mozilla/5.0 (compatible; Antler/1.0; +https://github.com/antlerhq/antler)"
 )
 
@@ -95,9 +95,9 @@ func NewFetcher(o FetchOptions) (*Fetcher, error) {
 	if o.MaxChars < 0 || o.MaxBytes < 0 || o.MaxRedirects < 0 {
 		return nil, errors.New("max_chars, max_bytes and max_redirects must not be negative")
 	}
-	o.MaxChars = cmpOrInt(o.MaxChars, DefaultMaxChars)
-	o.MaxBytes = cmpOrInt(o.MaxBytes, DefaultMaxBytes)
-	o.MaxRedirects = cmpOrInt(o.MaxRedirects, DefaultMaxRedirects)
+	o.MaxChars = cmpOrInt(o.MaxChars, defaultMaxChars)
+	o.MaxBytes = cmpOrInt(o.MaxBytes, defaultMaxBytes)
+	o.MaxRedirects = cmpOrInt(o.MaxRedirects, defaultMaxRedirects)
 	o.UserAgent = cmpOrString(o.UserAgent, DefaultUserAgent)
 	if o.Provider == "" {
 		o.Provider = FetchDirect
@@ -119,7 +119,7 @@ func NewFetcher(o FetchOptions) (*Fetcher, error) {
 		MaxResponseHeaderBytes: 1 << 20,
 	}
 	f.direct = &http.Client{Transport: f.transport, CheckRedirect: f.checkRedirect}
-	f.provider = o.client(DefaultFetchTimeout)
+	f.provider = o.client(defaultFetchTimeout)
 	return f, nil
 }
 
@@ -194,7 +194,7 @@ func (f *Fetcher) checkRedirect(req *http.Request, via []*http.Request) error {
 }
 
 func (f *Fetcher) fetchDirect(ctx context.Context, u *url.URL) (string, bool, error) {
-	timeout := f.opts.timeout(DefaultFetchTimeout)
+	timeout := f.opts.timeout(defaultFetchTimeout)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)

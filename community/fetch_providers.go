@@ -14,8 +14,8 @@ import (
 
 // Provider endpoints used when the options name none.
 const (
-	DefaultJinaEndpoint = "https://r.jina.ai/"
-	DefaultTavilyBase   = "https://api.tavily.com"
+	defaultJinaEndpoint = "https://r.jina.ai/"
+	defaultTavilyBase   = "https://api.tavily.com"
 )
 
 // fetchJina asks the Jina reader for the page's HTML and extracts it
@@ -27,14 +27,14 @@ func (f *Fetcher) fetchJina(ctx context.Context, u *url.URL) (string, bool, erro
 		endpoint = f.opts.Endpoint
 	}
 	if endpoint == "" {
-		endpoint = DefaultJinaEndpoint
+		endpoint = defaultJinaEndpoint
 	}
 	payload, _ := json.Marshal(map[string]string{"url": u.String()})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(payload))
 	if err != nil {
 		return "", false, fmt.Errorf("Request to Jina API failed: %v", err)
 	}
-	timeout := f.opts.timeout(DefaultFetchTimeout)
+	timeout := f.opts.timeout(defaultFetchTimeout)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Return-Format", "html")
 	req.Header.Set("X-Timeout", strconv.Itoa(max(1, int(timeout.Seconds()))))
@@ -92,7 +92,7 @@ func (f *Fetcher) fetchTavily(ctx context.Context, u *url.URL) (string, error) {
 		return "", errors.New("TAVILY_API_KEY is not configured (set api_key in the web_fetch entry or the TAVILY_API_KEY environment variable)")
 	}
 	var out tavilyExtract
-	err := postJSON(ctx, f.provider, f.opts.baseURL(DefaultTavilyBase)+"/extract", key,
+	err := postJSON(ctx, f.provider, f.opts.baseURL(defaultTavilyBase)+"/extract", key,
 		map[string]any{"urls": []string{u.String()}}, f.opts.MaxBytes, &out)
 	if err != nil {
 		return "", fmt.Errorf("Tavily %v", err)
@@ -143,7 +143,7 @@ func doJSON(c *http.Client, req *http.Request, maxBytes int64, out any) error {
 	}
 	defer resp.Body.Close()
 	if maxBytes <= 0 {
-		maxBytes = DefaultMaxBytes
+		maxBytes = defaultMaxBytes
 	}
 	data, _, err := readCapped(resp.Body, maxBytes)
 	if err != nil {

@@ -76,7 +76,7 @@ func NewImageSearcher(opts SearchOptions) (*ImageSearcher, error) {
 		return nil, err
 	}
 	s := &ImageSearcher{opts: o}
-	c := o.client(DefaultSearchTimeout)
+	c := o.client(defaultSearchTimeout)
 	switch o.Provider {
 	case ProviderDDG:
 		s.provider, s.maxCap = newDDG(&s.opts, c), 100

@@ -27,8 +27,8 @@ const (
 
 // Defaults of SearchOptions.
 const (
-	DefaultSearchTimeout = 30 * time.Second // DeerFlow's DDGS(timeout=30)
-	DefaultMaxResults    = 5
+	defaultSearchTimeout = 30 * time.Second // DeerFlow's DDGS(timeout=30)
+	defaultMaxResults    = 5
 )
 
 // searchUserAgent is sent to DuckDuckGo, which serves its HTML endpoint
@@ -112,7 +112,7 @@ func NewSearcher(opts SearchOptions) (*Searcher, error) {
 		return nil, err
 	}
 	s := &Searcher{opts: o}
-	c := o.client(DefaultSearchTimeout)
+	c := o.client(defaultSearchTimeout)
 	switch o.Provider {
 	case ProviderDDG:
 		s.provider, s.maxCap = newDDG(&s.opts, c), 50
@@ -196,7 +196,7 @@ func clampResults(configured, arg, cap int) int {
 		n = arg
 	}
 	if n <= 0 {
-		n = DefaultMaxResults
+		n = defaultMaxResults
 	}
 	return min(n, cap)
 }
@@ -284,5 +284,5 @@ func getJSON(ctx context.Context, c *http.Client, endpoint string, header http.H
 		req.Header[k] = v
 	}
 	req.Header.Set("Accept", "application/json")
-	return doJSON(c, req, DefaultMaxBytes, out)
+	return doJSON(c, req, defaultMaxBytes, out)
 }

@@ -6,8 +6,8 @@ import (
 	"net/url"
 )
 
-// DefaultSearXNGBase is DeerFlow's default SearXNG instance.
-const DefaultSearXNGBase = "http://localhost:8088"
+// defaultSearXNGBase is DeerFlow's default SearXNG instance.
+const defaultSearXNGBase = "http://localhost:8088"
 
 // searxng searches a SearXNG instance's JSON API (format=json must be
 // enabled in the instance's settings).
@@ -47,7 +47,7 @@ func (s *searxng) query(ctx context.Context, query, category string) (*searxngRe
 		params.Set("language", s.opts.Language)
 	}
 	var out searxngResponse
-	if err := getJSON(ctx, s.client, s.opts.baseURL(DefaultSearXNGBase)+"/search?"+params.Encode(), nil, &out); err != nil {
+	if err := getJSON(ctx, s.client, s.opts.baseURL(defaultSearXNGBase)+"/search?"+params.Encode(), nil, &out); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}

@@ -36,7 +36,7 @@ func (t *tavily) search(ctx context.Context, query string, n int) ([]SearchResul
 		body["search_depth"] = t.opts.SearchDepth
 	}
 	var out tavilySearch
-	if err := postJSON(ctx, t.client, t.opts.baseURL(DefaultTavilyBase)+"/search", key, body, DefaultMaxBytes, &out); err != nil {
+	if err := postJSON(ctx, t.client, t.opts.baseURL(defaultTavilyBase)+"/search", key, body, defaultMaxBytes, &out); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}

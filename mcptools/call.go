@@ -20,20 +20,6 @@ import (
 	"github.com/antlerhq/antler/tool"
 )
 
-// ProgressEvent is the data of the "mcp_progress" event a call emits
-// (through tool.Call.Emit) for each notifications/progress of the server.
-type ProgressEvent struct {
-	ToolCallID string  `json:"tool_call_id,omitempty"`
-	Server     string  `json:"server"`
-	Tool       string  `json:"tool"`
-	Progress   float64 `json:"progress"`
-	Total      float64 `json:"total,omitempty"`
-	Message    string  `json:"message,omitempty"`
-}
-
-// ProgressEventName is the event name of ProgressEvent.
-const ProgressEventName = "mcp_progress"
-
 // call runs one tool call on server (by name, so that a tool bound before
 // a configuration change reaches the current runtime).
 func (m *Manager) call(ctx context.Context, call *tool.Call, serverName, rawName string, args json.RawMessage) (*tool.Result, error) {
@@ -95,8 +81,7 @@ func (m *Manager) callSession(ctx context.Context, call *tool.Call, s *server, s
 	params := &mcp.CallToolParams{Name: rawName, Arguments: arguments}
 	if call != nil && call.Emit != nil {
 		token := m.progress.add(func(p *mcp.ProgressNotificationParams) {
-			call.EmitEvent(ProgressEventName, ProgressEvent{ToolCallID: call.ID, Server: serverName, Tool: rawName,
-				Progress: p.Progress, Total: p.Total, Message: p.Message})
+			call.ReportProgress(tool.Progress{Server: serverName, Tool: rawName, Progress: p.Progress, Total: p.Total, Message: p.Message})
 		})
 		defer m.progress.remove(token)
 		params.SetProgressToken(token)

@@ -291,10 +291,10 @@ func TestProgressEvents(t *testing.T) {
 			return text("done"), nil
 		})
 	m := newManager(t, mcptools.Options{Extensions: mcptools.Static(parseExt(t, `{"s": `+memServerJSON("")+`}`)), Dial: memServers{"s": srv}.dial})
-	events := make(chan mcptools.ProgressEvent, 10)
-	call := &tool.Call{ID: "call-1", Emit: func(name string, data any) {
-		if name == mcptools.ProgressEventName {
-			events <- data.(mcptools.ProgressEvent)
+	events := make(chan tool.Progress, 10)
+	call := &tool.Call{ID: "call-1", Name: "s_work", Emit: func(name string, data any) {
+		if name == tool.ProgressEvent {
+			events <- data.(tool.Progress)
 		}
 	}}
 	res, err := toolsByName(t, m)["s_work"].Handler(t.Context(), call, nil)
@@ -303,7 +303,7 @@ func TestProgressEvents(t *testing.T) {
 	}
 	select {
 	case ev := <-events: // notification handlers run asynchronously
-		if ev.ToolCallID != "call-1" || ev.Server != "s" || ev.Tool != "work" || ev.Total != 3 {
+		if ev.Name != "s_work" || ev.Server != "s" || ev.Tool != "work" || ev.Total != 3 {
 			t.Errorf("event = %+v", ev)
 		}
 	case <-time.After(5 * time.Second):

@@ -184,8 +184,8 @@ func TestNPMEverythingStdio(t *testing.T) {
 	}
 
 	// Progress (trigger-long-running-operation sends one per step).
-	events := make(chan mcptools.ProgressEvent, 10)
-	call := &tool.Call{ID: "p", Emit: func(name string, data any) { events <- data.(mcptools.ProgressEvent) }}
+	events := make(chan tool.Progress, 10)
+	call := &tool.Call{ID: "p", Emit: func(name string, data any) { events <- data.(tool.Progress) }}
 	if got, isErr := callText(t, tools["everything_trigger-long-running-operation"], call, `{"duration":1,"steps":2}`); isErr {
 		t.Errorf("long-running: %q", got)
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,6 +18,7 @@ import (
 	"github.com/antlerhq/antler/agent"
 	"github.com/antlerhq/antler/model"
 	"github.com/antlerhq/antler/store"
+	"github.com/antlerhq/antler/tool"
 )
 
 // runFlags are the flags of `run` and `chat` (README.md, "Using it").
@@ -150,12 +152,15 @@ func (s *session) turn(ctx context.Context, text string) (*agent.Outcome, error)
 	if err != nil {
 		return nil, err
 	}
-	r := &renderer{w: s.app.stdout, errw: s.app.stderr, asJSON: s.flags.asJSON, status: s.status}
+	r := &renderer{w: s.app.stdout, errw: s.app.stderr, asJSON: s.flags.asJSON, status: s.status,
+		tools: newToolLine(s.status, time.Now)}
 	if s.flags.asJSON {
 		r.enc = json.NewEncoder(s.app.stdout)
 	}
 	s.status.show("thinking…")
+	stopTicks := r.tools.tickEvery(toolLineTick, r.tick)
 	out, err := lead.Agent.Invoke(ctx, lead.Input(model.UserText(text)), r.event)
+	stopTicks()
 	s.status.clear()
 	r.finish()
 	s.lastOptions = r.options
@@ -177,9 +182,15 @@ type renderer struct {
 	status  *statusLine
 	midLine bool
 	options []string
+	// tools is the live line of running tool calls (nil: none); mu
+	// serialises events and its ticks (renderer.tick).
+	tools *toolLine
+	mu    sync.Mutex
 }
 
 func (r *renderer) event(ev agent.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.asJSON {
 		_ = r.enc.Encode(ev)
 		return
@@ -194,6 +205,7 @@ func (r *renderer) event(ev agent.Event) {
 	case agent.EventToolStart:
 		r.endLine()
 		fmt.Fprintf(r.errw, "→ %s %s\n", ev.Name, summary(string(ev.Arguments), 80))
+		r.tools.start(ev)
 	case agent.EventToolEnd:
 		mark := "✓"
 		if ev.IsError {
@@ -201,6 +213,9 @@ func (r *renderer) event(ev agent.Event) {
 		}
 		fmt.Fprintf(r.errw, "%s %s (%s)\n", mark, ev.Name, time.Duration(ev.DurationMS*float64(time.Millisecond)).Round(time.Millisecond))
 		r.status.show("thinking…")
+		r.tools.end(ev)
+	case tool.ProgressEvent:
+		r.tools.report(ev)
 	case agent.EventClarification:
 		r.endLine()
 		if ev.Message != nil {
