@@ -44,6 +44,7 @@ type Config struct {
 	Uploads         Uploads             `yaml:"uploads"`
 	Gateway         Gateway             `yaml:"gateway"` // Antler's own section
 	Guardrails      Guardrails          `yaml:"guardrails"`
+	Authorization   Authorization       `yaml:"authorization"`
 
 	// Ignored lists, sorted, the top-level sections present in the file that
 	// Antler accepts but does not implement (memory, guardrails, ...), including
@@ -386,6 +387,7 @@ func Default() *Config {
 		Database:        defaultDatabase(),
 		Uploads:         defaultUploads(),
 		Guardrails:      defaultGuardrails(),
+		Authorization:   defaultAuthorization(),
 	}
 }
 

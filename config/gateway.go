@@ -8,6 +8,9 @@ package config
 //	    - token: $ANTLER_TOKEN_ALICE
 //	      user_id: alice
 //	      admin: true
+//	    - token: $ANTLER_TOKEN_BOB
+//	      user_id: bob
+//	      role: guest
 type Gateway struct {
 	// Tokens map bearer tokens to users. None means the gateway serves one
 	// default user and listens on loopback only.
@@ -26,5 +29,11 @@ type GatewayToken struct {
 	// UserID is the user the token authenticates.
 	UserID string `yaml:"user_id"`
 	// Admin may manage process-wide settings (MCP servers, public skills).
+	// It is the role "admin": with a role other than "admin" it is a load
+	// error.
 	Admin bool `yaml:"admin"`
+	// Role is the user's authorization role (the runtime context's
+	// user_role, authorization's roles); "" means "admin" for an admin
+	// entry, else authorization.default_role. Role "admin" is an admin.
+	Role string `yaml:"role"`
 }

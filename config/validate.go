@@ -36,6 +36,7 @@ func (p *parser) validate() {
 	p.validateSummarization()
 	p.validateSandbox()
 	p.validateGuardrails()
+	p.validateAuthorization()
 
 	if cp := c.Skills.ContainerPath; !strings.HasPrefix(cp, "/") {
 		p.invalid("skills.container_path", "must be an absolute path, got %q", cp)

@@ -16,6 +16,12 @@ import (
 // ToolSearchName is the name of the tool_search tool.
 const ToolSearchName = "tool_search"
 
+// MetaCatalog is the Meta label of the tool_search tool NewToolSearch
+// returns ("true"): it searches a catalogue that was built from an
+// already authorized tool list, so authorization lets its calls through
+// (DeerFlow's infrastructure tools).
+const MetaCatalog = "deferred_catalog"
+
 //go:embed tool_search.md
 var toolSearchDescription string
 
@@ -48,6 +54,7 @@ func NewToolSearch(c *Catalog, maxResults int) *tool.Tool {
 	if err != nil {
 		panic(fmt.Sprintf("deferred: tool_search schema: %v", err)) // constant schema: a programming error
 	}
+	t.Meta = map[string]string{MetaCatalog: "true"}
 	return t
 }
 
