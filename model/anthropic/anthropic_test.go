@@ -226,7 +226,7 @@ func TestGenerateStream(t *testing.T) {
 			if diff := cmp.Diff(tt.wantUsage, last.Usage); diff != "" {
 				t.Errorf("usage (-want +got):\n%s", diff)
 			}
-			if sig, _ := last.Message.Meta[anthropic.SignatureKey].(string); sig != tt.wantSignature {
+			if sig, _ := last.Message.Meta["anthropic_thinking_signature"].(string); sig != tt.wantSignature {
 				t.Errorf("signature = %q, want %q", sig, tt.wantSignature)
 			}
 		})
@@ -348,7 +348,7 @@ func TestRequestShaping(t *testing.T) {
 				{Type: model.PartImage, MIMEType: "image/png", Data: []byte("PNG")},
 			}},
 			{Role: model.RoleAssistant, Content: "Let me look.", Reasoning: "List it.",
-				Meta: map[string]any{anthropic.SignatureKey: "sig"},
+				Meta: map[string]any{"anthropic_thinking_signature": "sig"},
 				ToolCalls: []model.ToolCall{
 					{ID: "toolu_1", Name: "ls", Arguments: json.RawMessage(`{"path":"/"}`)},
 					{ID: "toolu_2", Name: "glob"},

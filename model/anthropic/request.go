@@ -12,10 +12,10 @@ import (
 	"github.com/antlerhq/antler/model"
 )
 
-// SignatureKey is the Message.Meta key under which the signature of the
+// signatureKey is the Message.Meta key under which the signature of the
 // model's thinking is kept, so the thinking can be echoed back with the
 // tool results (the API requires it, unchanged).
-const SignatureKey = "anthropic_thinking_signature"
+const signatureKey = "anthropic_thinking_signature"
 
 // params shapes req into a Messages API request.
 func (m *Model) params(req *model.Request) (sdk.MessageNewParams, error) {
@@ -151,7 +151,7 @@ func userBlocks(msg model.Message) []sdk.ContentBlockParamUnion {
 
 func assistantBlocks(msg model.Message) []sdk.ContentBlockParamUnion {
 	var blocks []sdk.ContentBlockParamUnion
-	if sig, _ := msg.Meta[SignatureKey].(string); sig != "" && msg.Reasoning != "" {
+	if sig, _ := msg.Meta[signatureKey].(string); sig != "" && msg.Reasoning != "" {
 		blocks = append(blocks, sdk.NewThinkingBlock(sig, msg.Reasoning))
 	}
 	if text := textOf(msg); text != "" {

@@ -102,7 +102,7 @@ func (a *assembler) response() (*model.Response, error) {
 	}
 	msg := model.Message{Role: model.RoleAssistant, Content: a.text.String(), Reasoning: a.reasoning.String()}
 	if a.signature != "" {
-		msg.Meta = map[string]any{SignatureKey: a.signature}
+		msg.Meta = map[string]any{signatureKey: a.signature}
 	}
 	for _, tb := range a.calls {
 		args := strings.TrimSpace(tb.args.String())
