@@ -88,6 +88,8 @@ type envOptions struct {
 	// dial, when set, serves MCP servers in memory through a real
 	// mcptools.Manager reading the extensions file.
 	dial func(context.Context, config.MCPServer) (mcp.Transport, error)
+	// toolMiddlewares are the lead's embedder tool middlewares.
+	toolMiddlewares []tool.Middleware
 }
 
 // newEnv starts a gateway on 127.0.0.1 with a real SQLite store under a
@@ -158,7 +160,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	}
 	gw, err := gateway.New(gateway.Options{
 		Config: cfg, Store: st, Layout: layout, Agents: agents, Skills: sk,
-		Factory:        agent.FactoryOptions{Assembler: asm, Agents: agent.CustomAgents(agents)},
+		Factory:        agent.FactoryOptions{Assembler: asm, Agents: agent.CustomAgents(agents), ToolMiddlewares: o.toolMiddlewares},
 		ExtensionsPath: extPath, MCP: resets, Tokens: o.tokens,
 	})
 	if err != nil {

@@ -194,9 +194,9 @@ func (r *run) handle(ev agent.Event) {
 			}
 			r.emit("updates", map[string]any{node: updateValues(ev.Update)})
 		}
-	case agent.EventToolStart, agent.EventClarification:
-		// The tool message (with the clarification artifact) follows in
-		// tool_end and the next values frame.
+	case agent.EventToolStart, agent.EventClarification, agent.EventApproval:
+		// The tool message (with the clarification or approval card in
+		// its artifact) follows in tool_end and the next values frame.
 	case agent.EventError:
 		if !r.wasCancelled() {
 			r.emit("error", map[string]any{"message": ev.Error, "name": "RunError"})
@@ -342,12 +342,13 @@ func customPayload(ev agent.Event) map[string]any {
 }
 
 // apiRunStatus maps a stored run to the status LangGraph clients know:
-// a clarification ends a run successfully (as in DeerFlow), and a
-// cancelled run is "interrupted".
+// a clarification ends a run successfully (as in DeerFlow), and so does a
+// run waiting for a tool call's approval (its card is a clarification
+// card); a cancelled run is "interrupted".
 func apiRunStatus(r *store.Run) string {
 	switch r.Status {
 	case store.RunInterrupted:
-		if r.StopReason == string(agent.StopClarification) {
+		if r.StopReason == string(agent.StopClarification) || r.StopReason == string(agent.StopApproval) {
 			return store.RunSuccess
 		}
 		return store.RunInterrupted
