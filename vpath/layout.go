@@ -32,8 +32,8 @@ const MaxIDLen = 64
 
 // Limits on virtual paths, as the host file system would impose them.
 const (
-	MaxPathLen    = 4096
-	MaxSegmentLen = 255
+	maxPathLen    = 4096
+	maxSegmentLen = 255
 )
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)

@@ -116,16 +116,16 @@ func cleanVirtual(p string) (string, error) {
 	if strings.IndexByte(p, 0) >= 0 {
 		return "", &Error{Kind: ErrInvalidPath, Msg: "Invalid path: it contains a NUL byte"}
 	}
-	if len(p) > MaxPathLen {
-		return "", &Error{Kind: ErrInvalidPath, Msg: fmt.Sprintf("Invalid path: it is longer than %d bytes", MaxPathLen)}
+	if len(p) > maxPathLen {
+		return "", &Error{Kind: ErrInvalidPath, Msg: fmt.Sprintf("Invalid path: it is longer than %d bytes", maxPathLen)}
 	}
 	p = strings.ReplaceAll(p, "\\", "/")
 	for _, seg := range strings.Split(p, "/") {
 		if seg == ".." {
 			return "", traversal()
 		}
-		if len(seg) > MaxSegmentLen {
-			return "", &Error{Kind: ErrInvalidPath, Msg: fmt.Sprintf("Invalid path: a file name is longer than %d bytes", MaxSegmentLen)}
+		if len(seg) > maxSegmentLen {
+			return "", &Error{Kind: ErrInvalidPath, Msg: fmt.Sprintf("Invalid path: a file name is longer than %d bytes", maxSegmentLen)}
 		}
 	}
 	if !strings.HasPrefix(p, "/") {
