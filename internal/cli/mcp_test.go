@@ -57,10 +57,12 @@ func serveFakeMCP() {
 	s := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "get_weather", Description: "Get the current weather forecast for a city."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in weatherIn) (*mcp.CallToolResult, any, error) {
+			recordMCPCall("get_weather")
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sunny in " + in.City}}}, nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "list_issues", Description: "List the open issues of a GitHub repository."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in repoIn) (*mcp.CallToolResult, any, error) {
+			recordMCPCall("list_issues")
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "no issues in " + in.Repo}}}, nil, nil
 		})
 	_ = s.Run(context.Background(), &mcp.StdioTransport{})

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/antlerhq/antler/config"
+	"github.com/antlerhq/antler/guardrails"
 	"github.com/antlerhq/antler/toolset"
 )
 
@@ -27,11 +28,18 @@ type Options struct {
 	Stdout, Stderr io.Writer
 	// Getenv defaults to os.Getenv.
 	Getenv func(string) string
+	// Guardrails resolves guardrails.provider.use; nil means
+	// guardrails.DefaultRegistry(). Programs that embed Antler pass a
+	// registry with their own providers.
+	Guardrails *guardrails.Registry
 }
 
 func (c Options) withDefaults() *Options {
 	if c.Registry == nil {
 		c.Registry = toolset.DefaultRegistry()
+	}
+	if c.Guardrails == nil {
+		c.Guardrails = guardrails.DefaultRegistry()
 	}
 	if c.Stdin == nil {
 		c.Stdin = os.Stdin

@@ -175,6 +175,8 @@ func readArgs(s string, stdin io.Reader) (json.RawMessage, error) {
 // callTool runs one tool outside any agent loop, as the app's user on the
 // given thread, through tool.Invoke: a panic or a handler's Go error is an
 // error result, as the model would see it; only cancellation is an error.
+// The guardrails section applies: a denied call does not run and its
+// result is the deny.
 func (a *app) callTool(ctx context.Context, t *tool.Tool, threadID, agentName string, args json.RawMessage) (res *tool.Result, err error) {
 	state, err := a.threadState(ctx, threadID)
 	if err != nil {
@@ -190,6 +192,11 @@ func (a *app) callTool(ctx context.Context, t *tool.Tool, threadID, agentName st
 		State:     state,
 		Context:   map[string]any{"thread_id": threadID, "user_id": a.g.user},
 		Logger:    a.logger,
+	}
+	// The guardrails decide before the tool runs, as in a run; a denied
+	// call is printed like any error result.
+	if denied, err := a.guard.Check(ctx, call, args); err != nil || denied != nil {
+		return denied, err
 	}
 	res, err = tool.Invoke(ctx, t.Handler, call, args)
 	if err != nil {

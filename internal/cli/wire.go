@@ -11,6 +11,7 @@ import (
 	"github.com/antlerhq/antler/builtin"
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/customagent"
+	"github.com/antlerhq/antler/guardrails"
 	"github.com/antlerhq/antler/mcptools"
 	"github.com/antlerhq/antler/model"
 	"github.com/antlerhq/antler/sandbox"
@@ -46,6 +47,8 @@ type services struct {
 	setupAgent, updateAgent *tool.Tool
 	// mcpProgress shows MCP discovery on a terminal.
 	mcpProgress *mcpProgress
+	// guard applies the guardrails section; nil when it is disabled.
+	guard *guardrails.Guard
 }
 
 // wire builds the services of the app from its configuration: the
@@ -56,6 +59,11 @@ func (a *app) wire(ctx context.Context) error {
 	if err := a.wireSandbox(home); err != nil {
 		return err
 	}
+	guard, err := guardrails.FromConfig(a.cfg, a.g.opts.Guardrails, a.logger)
+	if err != nil {
+		return err
+	}
+	a.guard = guard
 	if err := a.openExtensions(); err != nil {
 		return err
 	}

@@ -79,9 +79,15 @@ func (a *app) mcpServers() map[string]config.MCPServer {
 // toolMiddlewares are the tool middlewares of the lead and of subagents,
 // outside the agent's own (error handling, deferred guard,
 // clarification): the tool-output budget (outermost, so that it sees
-// every result of every source) and the skills tool policy.
+// every result of every source), authorization, guardrails (the
+// guardrails section), the approval policy and the skills tool policy.
 func (a *app) toolMiddlewares() []tool.Middleware {
 	mws := []tool.Middleware{a.toolOutputBudget().ToolMiddleware()}
+	if a.guard != nil {
+		// Guardrails after authorization, as DeerFlow orders them: the
+		// provider is never asked about a call the role may not make.
+		mws = append(mws, a.guard.ToolMiddleware())
+	}
 	// The approval policy: after the budget, authorization and guardrails
 	// (a call they refuse is never asked about), before the skills policy.
 	mws = append(mws, a.approval())
