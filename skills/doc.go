@@ -8,15 +8,15 @@
 // {skills_path}/custom and each user's editable custom skills under
 // {home}/users/{user}/skills/custom, merges the enable state of the
 // extensions file, and owns the atomic writes and per-skill locks that
-// builtin skill_manage uses. [PromptSection] renders the
+// builtin skill_manage uses. [RenderPrompt] renders the
 // <skill_system>/<available_skills> block the lead-agent factory adds to
-// the system prompt; [Scan] and [ScanDir] run the static rules;
+// the system prompt; [ScanCandidate] runs the static rules;
 // [Moderator] asks a chat model for one allow/warn/block decision;
 // [Policy] applies the allowed-tools declarations of slash-activated or
 // loaded skills to tool schemas and tool calls.
 //
 // Two parsers exist on purpose. [ValidateContent] is strict and returns
-// DeerFlow's exact messages; it guards every write. [Parse] is lenient and
-// is what discovery uses: a malformed skill is skipped with a logged
+// DeerFlow's exact messages; it guards every write. The other is lenient
+// and is what discovery uses: a malformed skill is skipped with a logged
 // reason instead of failing the whole listing.
 package skills

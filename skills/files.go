@@ -12,10 +12,10 @@ import (
 	"unicode/utf8"
 )
 
-// WriteFileAtomic writes data to name so that readers see either the old
+// writeFileAtomic writes data to name so that readers see either the old
 // or the new content: a temporary file in the same folder is written,
 // synced and renamed over name, and the folder is synced.
-func WriteFileAtomic(name string, data []byte, perm fs.FileMode) (err error) {
+func writeFileAtomic(name string, data []byte, perm fs.FileMode) (err error) {
 	dir := filepath.Dir(name)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp-*")
 	if err != nil {

@@ -12,11 +12,11 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// MaxNameLen and MaxDescriptionLen bound a skill's name and description,
+// maxNameLen and maxDescriptionLen bound a skill's name and description,
 // in characters.
 const (
-	MaxNameLen        = 64
-	MaxDescriptionLen = 1024
+	maxNameLen        = 64
+	maxDescriptionLen = 1024
 )
 
 // allowedKeys are the frontmatter keys a written SKILL.md may use.
@@ -174,8 +174,8 @@ func ValidateContent(content string) (string, error) {
 	if strings.ContainsAny(desc, "<>") {
 		return "", errors.New("Description cannot contain angle brackets (< or >)")
 	}
-	if n := utf8.RuneCountInString(desc); n > MaxDescriptionLen {
-		return "", fmt.Errorf("Description is too long (%d characters). Maximum is %d characters.", n, MaxDescriptionLen)
+	if n := utf8.RuneCountInString(desc); n > maxDescriptionLen {
+		return "", fmt.Errorf("Description is too long (%d characters). Maximum is %d characters.", n, maxDescriptionLen)
 	}
 	if n, ok := fm.values["allowed-tools"]; ok {
 		if _, err := parseAllowedTools(n); err != nil {
@@ -205,8 +205,8 @@ func validateFrontmatterName(name string) error {
 	if strings.HasPrefix(name, "-") || strings.HasSuffix(name, "-") || strings.Contains(name, "--") {
 		return fmt.Errorf("Name '%s' cannot start/end with hyphen or contain consecutive hyphens", name)
 	}
-	if n := utf8.RuneCountInString(name); n > MaxNameLen {
-		return fmt.Errorf("Name is too long (%d characters). Maximum is %d characters.", n, MaxNameLen)
+	if n := utf8.RuneCountInString(name); n > maxNameLen {
+		return fmt.Errorf("Name is too long (%d characters). Maximum is %d characters.", n, maxNameLen)
 	}
 	return nil
 }
@@ -284,9 +284,9 @@ func parseSecrets(n *yaml.Node) ([]Secret, int, error) {
 	return out, bad, nil
 }
 
-// ParseError says why the lenient parser skipped a SKILL.md.
-type ParseError struct {
-	// File is the SKILL.md path given to Parse.
+// parseError says why the lenient parser skipped a SKILL.md.
+type parseError struct {
+	// File is the SKILL.md path given to parseSkill.
 	File string
 	// Line is the 1-based line of the SKILL.md the problem is on, or 0.
 	Line int
@@ -295,7 +295,7 @@ type ParseError struct {
 	Hint string
 }
 
-func (e *ParseError) Error() string {
+func (e *parseError) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)
 	if e.Line > 0 {
@@ -308,34 +308,34 @@ func (e *ParseError) Error() string {
 	return b.String()
 }
 
-// Parse is the lenient runtime parser used by discovery. Unknown keys are
+// parseSkill is the lenient runtime parser used by discovery. Unknown keys are
 // ignored; a missing or blank name or description, a malformed
 // allowed-tools or required-secrets value, or broken YAML returns a
-// *ParseError (the caller logs it and skips the skill). Invalid secret
+// *parseError (the caller logs it and skips the skill). Invalid secret
 // entries are dropped one by one and a non-boolean secrets-autonomous
 // reads as false. file is only used in errors; the returned Skill has no
 // category or paths set.
-func Parse(content, file string) (Skill, error) {
+func parseSkill(content, file string) (Skill, error) {
 	front, body, err := splitFrontmatter(content)
 	if err != nil {
-		return Skill{}, &ParseError{File: file, Line: 1, Msg: err.Error()}
+		return Skill{}, &parseError{File: file, Line: 1, Msg: err.Error()}
 	}
 	fm, err := decodeFrontmatter(front)
 	if err != nil {
 		return Skill{}, yamlParseError(file, front, err)
 	}
 	if fm == nil {
-		return Skill{}, &ParseError{File: file, Line: 2, Msg: "front-matter is not a YAML mapping"}
+		return Skill{}, &parseError{File: file, Line: 2, Msg: "front-matter is not a YAML mapping"}
 	}
 	s := Skill{Body: body, SecretsAutonomous: true}
 	n := fm.values["name"]
 	if !isString(n) || strings.TrimSpace(n.Value) == "" {
-		return Skill{}, &ParseError{File: file, Line: nodeLine(n), Msg: "missing or empty 'name'"}
+		return Skill{}, &parseError{File: file, Line: nodeLine(n), Msg: "missing or empty 'name'"}
 	}
 	s.Name = strings.TrimSpace(n.Value)
 	d := fm.values["description"]
 	if !isString(d) || strings.TrimSpace(d.Value) == "" {
-		return Skill{}, &ParseError{File: file, Line: nodeLine(d), Msg: "missing or empty 'description'"}
+		return Skill{}, &parseError{File: file, Line: nodeLine(d), Msg: "missing or empty 'description'"}
 	}
 	s.Description = strings.TrimSpace(d.Value)
 	if l := fm.values["license"]; l != nil && l.Kind == yaml.ScalarNode && !isNull(l) {
@@ -344,14 +344,14 @@ func Parse(content, file string) (Skill, error) {
 	if at := fm.values["allowed-tools"]; at != nil {
 		tools, err := parseAllowedTools(at)
 		if err != nil {
-			return Skill{}, &ParseError{File: file, Line: nodeLine(at), Msg: "allowed-tools " + err.Error()}
+			return Skill{}, &parseError{File: file, Line: nodeLine(at), Msg: "allowed-tools " + err.Error()}
 		}
 		s.AllowedTools = tools
 	}
 	if rs := fm.values["required-secrets"]; rs != nil {
 		secrets, _, err := parseSecrets(rs)
 		if err != nil {
-			return Skill{}, &ParseError{File: file, Line: nodeLine(rs), Msg: "required-secrets " + err.Error()}
+			return Skill{}, &parseError{File: file, Line: nodeLine(rs), Msg: "required-secrets " + err.Error()}
 		}
 		s.RequiredSecrets = secrets
 	}
@@ -376,9 +376,9 @@ func yamlMessage(err error) string { return strings.TrimPrefix(err.Error(), "yam
 // yamlParseError builds the logged explanation of a YAML error, with the
 // offending line and, for the most common mistake (an unquoted value
 // containing ": "), a quoting hint.
-func yamlParseError(file, front string, err error) *ParseError {
+func yamlParseError(file, front string, err error) *parseError {
 	msg := yamlMessage(err)
-	pe := &ParseError{File: file, Msg: "invalid YAML front-matter: " + msg}
+	pe := &parseError{File: file, Msg: "invalid YAML front-matter: " + msg}
 	m := yamlLinePattern.FindStringSubmatch(msg)
 	if m == nil {
 		return pe

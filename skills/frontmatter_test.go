@@ -85,8 +85,8 @@ func TestParserSkipsMalformed(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse(tc.content, "x/SKILL.md")
-			var pe *ParseError
+			_, err := parseSkill(tc.content, "x/SKILL.md")
+			var pe *parseError
 			if !errors.As(err, &pe) {
 				t.Fatalf("Parse error = %v, want *ParseError", err)
 			}
@@ -99,7 +99,7 @@ func TestParserSkipsMalformed(t *testing.T) {
 
 func TestParseLenient(t *testing.T) {
 	content := skillMD("name: '  My Skill '\ndescription: |\n  Multi\n  line\nunknown: kept quiet\nlicense: 3\nallowed-tools: [' bash ', read_file]\nrequired-secrets: [GOOD, 'bad name', {name: OPT, optional: true}, {name: 5}, GOOD]\nsecrets-autonomous: 'yes'")
-	got, err := Parse(content, "SKILL.md")
+	got, err := parseSkill(content, "SKILL.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestParseLenient(t *testing.T) {
 		t.Errorf("Parse mismatch (-want +got):\n%s", diff)
 	}
 	// An empty allowed-tools list is declared and empty, not absent.
-	s, err := Parse(skillMD("name: a\ndescription: d\nallowed-tools: []"), "SKILL.md")
+	s, err := parseSkill(skillMD("name: a\ndescription: d\nallowed-tools: []"), "SKILL.md")
 	if err != nil || s.AllowedTools == nil || len(s.AllowedTools) != 0 {
 		t.Errorf("allowed-tools [] = %#v, %v; want empty non-nil", s.AllowedTools, err)
 	}
@@ -121,7 +121,7 @@ func TestParseLenient(t *testing.T) {
 		t.Errorf("secrets-autonomous default = false, want true")
 	}
 	// CRLF files parse.
-	if _, err := Parse("---\r\nname: a\r\ndescription: d\r\n---\r\nbody", "SKILL.md"); err != nil {
+	if _, err := parseSkill("---\r\nname: a\r\ndescription: d\r\n---\r\nbody", "SKILL.md"); err != nil {
 		t.Errorf("CRLF: %v", err)
 	}
 }
@@ -138,7 +138,7 @@ func FuzzFrontmatter(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, content string) {
 		name, verr := ValidateContent(content)
-		s, perr := Parse(content, "SKILL.md")
+		s, perr := parseSkill(content, "SKILL.md")
 		if verr == nil {
 			// Anything the strict validator accepts, the runtime parser
 			// must load under the same name.

@@ -25,7 +25,7 @@ func ValidateName(name string) (string, error) {
 	if !skillNamePattern.MatchString(n) {
 		return "", errors.New("Skill name must be hyphen-case using lowercase letters, digits, and hyphens only.")
 	}
-	if utf8.RuneCountInString(n) > MaxNameLen {
+	if utf8.RuneCountInString(n) > maxNameLen {
 		return "", errors.New("Skill name must be 64 characters or fewer.")
 	}
 	return n, nil

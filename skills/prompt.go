@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"text/template"
+
+	"github.com/antlerhq/antler/vpath"
 )
 
 //go:embed prompt.md
@@ -22,18 +24,11 @@ type PromptOptions struct {
 	// none.
 	Allowlist []string
 	// ContainerPath is the sandbox path of the skills; "" =
-	// DefaultContainerPath.
+	// [vpath.DefaultSkillsContainerPath].
 	ContainerPath string
 	// SkillEvolution adds the self-evolution instructions for
 	// skill_manage (skill_evolution.enabled).
 	SkillEvolution bool
-}
-
-// PromptSection renders the skills section of the system prompt for
-// skills (as returned by Store.Load, enabled and disabled) with the
-// default container path and no self-evolution text. See RenderPrompt.
-func PromptSection(skills []Skill, allowlist []string) string {
-	return RenderPrompt(skills, PromptOptions{Allowlist: allowlist})
 }
 
 // RenderPrompt renders the <skill_system> block: the enabled skills as
@@ -48,7 +43,7 @@ func PromptSection(skills []Skill, allowlist []string) string {
 func RenderPrompt(skills []Skill, opts PromptOptions) string {
 	base := opts.ContainerPath
 	if base == "" {
-		base = DefaultContainerPath
+		base = vpath.DefaultSkillsContainerPath
 	}
 	allowed := func(name string) bool { return opts.Allowlist == nil || slices.Contains(opts.Allowlist, name) }
 	var enabled, disabled []Skill

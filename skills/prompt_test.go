@@ -6,13 +6,13 @@ import (
 	"testing"
 )
 
-func TestPromptSection(t *testing.T) {
+func TestRenderPrompt_listsEnabledSkillsInAllowlist(t *testing.T) {
 	sk := []Skill{
 		{Name: "alpha", Description: "Use <b> & more", Category: CategoryPublic, RelPath: "team/alpha", Enabled: true},
 		{Name: "mine", Description: "Mine", Category: CategoryCustom, RelPath: "mine", Enabled: true},
 		{Name: "off", Description: "Off", Category: CategoryPublic, RelPath: "off", Enabled: false},
 	}
-	got := PromptSection(sk, nil)
+	got := RenderPrompt(sk, PromptOptions{})
 	for _, want := range []string{
 		"<skill_system>",
 		"<available_skills>\n    <skill>\n        <name>alpha</name>\n        <description>Use &lt;b&gt; &amp; more [built-in]</description>\n        <location>/mnt/skills/public/team/alpha/SKILL.md</location>\n    </skill>\n",
@@ -28,16 +28,16 @@ func TestPromptSection(t *testing.T) {
 		t.Error("self-evolution text without SkillEvolution")
 	}
 
-	if got := PromptSection(sk, []string{"mine"}); strings.Contains(got, "alpha") || !strings.Contains(got, "<name>mine</name>") {
+	if got := RenderPrompt(sk, PromptOptions{Allowlist: []string{"mine"}}); strings.Contains(got, "alpha") || !strings.Contains(got, "<name>mine</name>") {
 		t.Errorf("allowlist not applied:\n%s", got)
 	}
-	if got := PromptSection(sk, []string{"off"}); got != "" {
+	if got := RenderPrompt(sk, PromptOptions{Allowlist: []string{"off"}}); got != "" {
 		t.Errorf("allowlist with no enabled skill = %q, want empty", got)
 	}
-	if got := PromptSection(sk, []string{}); got != "" {
+	if got := RenderPrompt(sk, PromptOptions{Allowlist: []string{}}); got != "" {
 		t.Errorf("empty allowlist = %q, want empty", got)
 	}
-	if got := PromptSection(nil, nil); got != "" {
+	if got := RenderPrompt(nil, PromptOptions{}); got != "" {
 		t.Errorf("no skills = %q, want empty", got)
 	}
 	got = RenderPrompt(nil, PromptOptions{SkillEvolution: true, ContainerPath: "/skills"})
@@ -46,10 +46,10 @@ func TestPromptSection(t *testing.T) {
 	}
 }
 
-func ExamplePromptSection() {
-	section := PromptSection([]Skill{
+func ExampleRenderPrompt() {
+	section := RenderPrompt([]Skill{
 		{Name: "deep-research", Description: "Research a topic in depth", Category: CategoryPublic, RelPath: "deep-research", Enabled: true},
-	}, nil)
+	}, PromptOptions{})
 	start := strings.Index(section, "<available_skills>")
 	end := strings.Index(section, "</available_skills>")
 	fmt.Println(section[start : end+len("</available_skills>")])

@@ -1,7 +1,6 @@
 package skills
 
 import (
-	"archive/zip"
 	"bytes"
 	"errors"
 	"fmt"
@@ -25,11 +24,11 @@ const (
 	SeverityLow      Severity = "LOW"
 )
 
-// Scan limits, as DeerFlow's SkillScan.
+// The static scan's limits, as DeerFlow's SkillScan.
 const (
-	MaxPackageBytes   = 512 << 20
-	MaxFileBytes      = 64 << 20
-	MaxPackageMembers = 4096
+	maxPackageBytes   = 512 << 20
+	maxFileBytes      = 64 << 20
+	maxPackageMembers = 4096
 )
 
 // Finding is one static scan result.
@@ -88,32 +87,32 @@ func FormatFindings(findings []Finding) string {
 	return strings.Join(parts, "; ")
 }
 
-// File is one member of a package to scan.
-type File struct {
+// member is one member of a package to scan.
+type member struct {
 	// Name is the member path as stored (slash-separated for archives).
 	Name string
 	// Symlink marks a symbolic link; its Data is not scanned.
 	Symlink bool
 	// Dir marks a directory entry.
 	Dir bool
-	// Size is the full size; Data may hold only its first MaxFileBytes+1
+	// Size is the full size; Data may hold only its first maxFileBytes+1
 	// bytes.
 	Size int64
 	Data []byte
 }
 
-// Scan runs every rule over files and returns the findings, sorted by
+// scanMembers runs every rule over files and returns the findings, sorted by
 // file (package-wide findings first) and de-duplicated by rule, file and
 // line.
-func Scan(files []File) *ScanResult {
+func scanMembers(files []member) *ScanResult {
 	res := &ScanResult{}
-	if len(files) > MaxPackageMembers {
+	if len(files) > maxPackageMembers {
 		res.add(newFinding("package-too-many-members", "", 0, fmt.Sprintf("%d members", len(files))))
 		return res.finish()
 	}
 	var total int64
 	sorted := slices.Clone(files)
-	slices.SortFunc(sorted, func(a, b File) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(sorted, func(a, b member) int { return strings.Compare(a.Name, b.Name) })
 	for _, f := range sorted {
 		name := normalizeMember(f.Name)
 		switch {
@@ -144,7 +143,7 @@ func Scan(files []File) *ScanResult {
 		}
 		res.addAll(textFindings(name, text, lossy))
 	}
-	if total > MaxPackageBytes {
+	if total > maxPackageBytes {
 		res.add(newFinding("package-oversized-total", "", 0, fmt.Sprintf("%d bytes", total)))
 	}
 	return res.finish()
@@ -188,14 +187,14 @@ func isAbsoluteMember(name string) bool {
 }
 
 // packageFindings are the rules about a member's name, size and kind.
-func packageFindings(name string, f File) []Finding {
+func packageFindings(name string, f member) []Finding {
 	var out []Finding
 	parts := strings.Split(name, "/")
 	base := parts[len(parts)-1]
 	if base == SkillFile && len(parts) > 1 && parts[0] != "evals" {
 		out = append(out, newFinding("package-nested-skill-md", name, 0, name))
 	}
-	if f.Size > MaxFileBytes {
+	if f.Size > maxFileBytes {
 		out = append(out, newFinding("package-oversized-file", name, 0, fmt.Sprintf("%d bytes", f.Size)))
 	}
 	if isHiddenSensitive(parts) {
@@ -262,68 +261,28 @@ func executableMagic(b []byte) string {
 	return ""
 }
 
-// ScanDir scans the package folder root. Symbolic links are reported and
-// not followed; files larger than MaxFileBytes are read only up to the
-// limit.
-func ScanDir(root string) (*ScanResult, error) {
-	fi, err := os.Stat(root)
-	if err != nil {
-		return nil, fmt.Errorf("scan skill: %w", err)
-	}
-	if !fi.IsDir() {
-		return nil, fmt.Errorf("scan skill: %s is not a directory", root)
-	}
-	return ScanCandidate(root, nil)
-}
-
-func readMember(p string) (File, error) {
+func readMember(p string) (member, error) {
 	fh, err := os.Open(p)
 	if err != nil {
-		return File{}, err
+		return member{}, err
 	}
 	defer fh.Close()
 	st, err := fh.Stat()
 	if err != nil {
-		return File{}, err
+		return member{}, err
 	}
-	data, err := io.ReadAll(io.LimitReader(fh, MaxFileBytes+1))
+	data, err := io.ReadAll(io.LimitReader(fh, maxFileBytes+1))
 	if err != nil {
-		return File{}, err
+		return member{}, err
 	}
-	return File{Size: max(st.Size(), int64(len(data))), Data: data}, nil
-}
-
-// ScanZip scans a .skill archive before it is extracted: member names,
-// counts and sizes (as declared by the archive) and member contents.
-func ScanZip(r *zip.Reader) (*ScanResult, error) {
-	if len(r.File) > MaxPackageMembers {
-		return Scan(make([]File, len(r.File))), nil
-	}
-	files := make([]File, 0, len(r.File))
-	for _, zf := range r.File {
-		f := File{Name: zf.Name, Size: int64(zf.UncompressedSize64), Dir: zf.FileInfo().IsDir(),
-			Symlink: zf.Mode()&fs.ModeSymlink != 0}
-		if !f.Dir && !f.Symlink && zf.UncompressedSize64 <= MaxFileBytes {
-			rc, err := zf.Open()
-			if err != nil {
-				return nil, fmt.Errorf("scan skill archive: %s: %w", zf.Name, err)
-			}
-			f.Data, err = io.ReadAll(io.LimitReader(rc, MaxFileBytes+1))
-			rc.Close()
-			if err != nil && !errors.Is(err, zip.ErrChecksum) {
-				return nil, fmt.Errorf("scan skill archive: %s: %w", zf.Name, err)
-			}
-		}
-		files = append(files, f)
-	}
-	return Scan(files), nil
+	return member{Size: max(st.Size(), int64(len(data))), Data: data}, nil
 }
 
 // ScanCandidate scans what a skill package would hold after a write: the
 // files now in dir (none when dir is "" or missing) with updates (package
 // path → new content) laid over them. Nothing is written to disk.
 func ScanCandidate(dir string, updates map[string]string) (*ScanResult, error) {
-	var files []File
+	var files []member
 	var scanErrs []string
 	if dir != "" {
 		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -344,9 +303,9 @@ func ScanCandidate(dir string, updates map[string]string) (*ScanResult, error) {
 			}
 			switch {
 			case d.Type()&fs.ModeSymlink != 0:
-				files = append(files, File{Name: rel, Symlink: true})
+				files = append(files, member{Name: rel, Symlink: true})
 			case d.IsDir():
-				files = append(files, File{Name: rel, Dir: true})
+				files = append(files, member{Name: rel, Dir: true})
 			case d.Type().IsRegular():
 				f, err := readMember(p)
 				if err != nil {
@@ -363,9 +322,9 @@ func ScanCandidate(dir string, updates map[string]string) (*ScanResult, error) {
 		}
 	}
 	for name, content := range updates {
-		files = append(files, File{Name: name, Size: int64(len(content)), Data: []byte(content)})
+		files = append(files, member{Name: name, Size: int64(len(content)), Data: []byte(content)})
 	}
-	res := Scan(files)
+	res := scanMembers(files)
 	res.Errors = append(res.Errors, scanErrs...)
 	return res, nil
 }

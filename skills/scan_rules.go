@@ -9,8 +9,8 @@ import (
 	"unicode/utf8"
 )
 
-// Rule describes one static scan rule.
-type Rule struct {
+// rule describes one static scan rule.
+type rule struct {
 	ID          string
 	Severity    Severity
 	Message     string
@@ -19,7 +19,7 @@ type Rule struct {
 
 // rules lists every static rule, with DeerFlow's ids, severities and
 // texts.
-var rules = []Rule{
+var rules = []rule{
 	{"package-path-traversal", SeverityCritical, "Archive member path traverses outside the skill root.", "Remove parent-directory traversal from the package path."},
 	{"package-absolute-path", SeverityCritical, "Archive member path is absolute.", "Use relative paths inside the skill archive."},
 	{"package-ads-stream-name", SeverityCritical, "Archive member path contains a colon, which on Windows/NTFS addresses an alternate data stream hidden from directory listing.", "Remove colons from archive member paths."},
@@ -61,8 +61,8 @@ var rules = []Rule{
 	{"network-local-http", SeverityLow, "Skill content references a local HTTP endpoint.", "Confirm the local endpoint is expected for this skill."},
 }
 
-func lookupRule(id string) Rule {
-	i := slices.IndexFunc(rules, func(r Rule) bool { return r.ID == id })
+func lookupRule(id string) rule {
+	i := slices.IndexFunc(rules, func(r rule) bool { return r.ID == id })
 	if i < 0 {
 		panic("skills: unknown scan rule " + id) // programming error
 	}
@@ -298,7 +298,3 @@ func scanNetwork(name, text string) []Finding {
 	}
 	return out
 }
-
-// Rules returns every static rule, with DeerFlow's ids, severities and
-// texts.
-func Rules() []Rule { return slices.Clone(rules) }

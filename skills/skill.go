@@ -3,13 +3,12 @@ package skills
 import (
 	"path"
 	"strings"
+
+	"github.com/antlerhq/antler/vpath"
 )
 
 // SkillFile is the name of a skill package's main file.
 const SkillFile = "SKILL.md"
-
-// DefaultContainerPath is where skills appear inside the sandbox.
-const DefaultContainerPath = "/mnt/skills"
 
 // Category says where a skill comes from.
 type Category string
@@ -67,10 +66,10 @@ func (s Skill) Editable() bool { return s.Category == CategoryCustom }
 
 // ContainerFile returns the path of the skill's SKILL.md inside the
 // sandbox: {base}/{category}/{relative dir}/SKILL.md. An empty base is
-// DefaultContainerPath.
+// [vpath.DefaultSkillsContainerPath].
 func (s Skill) ContainerFile(base string) string {
 	if base == "" {
-		base = DefaultContainerPath
+		base = vpath.DefaultSkillsContainerPath
 	}
 	rel := s.RelPath
 	if rel == "" {

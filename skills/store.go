@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/antlerhq/antler/config"
+	"github.com/antlerhq/antler/vpath"
 )
 
 // ErrNotFound is wrapped by errors about a skill or supporting file that
@@ -35,7 +36,7 @@ type Options struct {
 	// {Home}/users/{u}/skills/custom.
 	Home string
 	// ContainerPath is where skills appear in the sandbox; "" =
-	// DefaultContainerPath.
+	// [vpath.DefaultSkillsContainerPath].
 	ContainerPath string
 	// EnabledState supplies the enable state; nil = every skill enabled.
 	EnabledState EnabledStateFunc
@@ -78,7 +79,7 @@ type skillLock struct {
 
 // NewStore returns a store. It does not touch the file system.
 func NewStore(opts Options) *Store {
-	opts.ContainerPath = cmp.Or(opts.ContainerPath, DefaultContainerPath)
+	opts.ContainerPath = cmp.Or(opts.ContainerPath, vpath.DefaultSkillsContainerPath)
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -274,9 +275,9 @@ func (s *Store) parseFile(file string, cat Category, rel string) (Skill, bool) {
 		s.logger.Warn("skills: cannot read SKILL.md", "file", file, "err", err)
 		return Skill{}, false
 	}
-	sk, err := Parse(string(data), file)
+	sk, err := parseSkill(string(data), file)
 	if err != nil {
-		var pe *ParseError
+		var pe *parseError
 		if errors.As(err, &pe) {
 			s.logger.Warn("skills: skipping malformed skill", "file", file, "line", pe.Line, "reason", pe.Msg, "hint", pe.Hint)
 		} else {
@@ -431,7 +432,7 @@ func (s *Store) WriteCustomFile(user, name, rel, content string) error {
 	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 		return err
 	}
-	return WriteFileAtomic(target, []byte(content), 0o644)
+	return writeFileAtomic(target, []byte(content), 0o644)
 }
 
 // RemoveCustomFile removes a supporting file of user's skill name and

@@ -199,7 +199,7 @@ func TestWriteFileAtomic(t *testing.T) {
 	dir := t.TempDir()
 	name := filepath.Join(dir, "f.txt")
 	for _, content := range []string{"one", "two"} {
-		if err := WriteFileAtomic(name, []byte(content), 0o600); err != nil {
+		if err := writeFileAtomic(name, []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		got, _ := os.ReadFile(name)
@@ -216,7 +216,7 @@ func TestWriteFileAtomic(t *testing.T) {
 		t.Errorf("mode = %v", fi.Mode())
 	}
 	// A failed write leaves the old content and no temporary file.
-	if err := WriteFileAtomic(filepath.Join(dir, "missing", "f"), []byte("x"), 0o600); err == nil {
+	if err := writeFileAtomic(filepath.Join(dir, "missing", "f"), []byte("x"), 0o600); err == nil {
 		t.Error("write into a missing folder succeeded")
 	}
 }
@@ -253,7 +253,7 @@ func TestStoreLockSerialises(t *testing.T) {
 func TestWriteFileAtomicReadersSeeWholeFiles(t *testing.T) {
 	name := filepath.Join(t.TempDir(), "f")
 	a, b := strings.Repeat("a", 1<<16), strings.Repeat("b", 1<<17)
-	if err := WriteFileAtomic(name, []byte(a), 0o644); err != nil {
+	if err := writeFileAtomic(name, []byte(a), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan struct{})
@@ -265,7 +265,7 @@ func TestWriteFileAtomicReadersSeeWholeFiles(t *testing.T) {
 			if i%2 == 0 {
 				content = b
 			}
-			if err := WriteFileAtomic(name, []byte(content), 0o644); err != nil {
+			if err := writeFileAtomic(name, []byte(content), 0o644); err != nil {
 				t.Error(err)
 				return
 			}
