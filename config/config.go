@@ -45,6 +45,7 @@ type Config struct {
 	Gateway         Gateway             `yaml:"gateway"` // Antler's own section
 	Guardrails      Guardrails          `yaml:"guardrails"`
 	Authorization   Authorization       `yaml:"authorization"`
+	ToolPolicy      ToolPolicy          `yaml:"tool_policy"` // Antler's own section
 
 	// Ignored lists, sorted, the top-level sections present in the file that
 	// Antler accepts but does not implement (memory, guardrails, ...), including
@@ -388,6 +389,7 @@ func Default() *Config {
 		Uploads:         defaultUploads(),
 		Guardrails:      defaultGuardrails(),
 		Authorization:   defaultAuthorization(),
+		ToolPolicy:      defaultToolPolicy(),
 	}
 }
 

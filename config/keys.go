@@ -32,7 +32,7 @@ func implementedSections() []string {
 	return []string{
 		"acp_agents", "authorization", "config_version", "database", "gateway", "guardrails", "loop_detection", "models",
 		"read_before_write", "sandbox", "skill_evolution", "skill_scan", "skills",
-		"subagents", "summarization", "title", "token_usage", "tool_groups", "tool_output", "tool_search", "tools", "uploads",
+		"subagents", "summarization", "title", "token_usage", "tool_groups", "tool_output", "tool_policy", "tool_search", "tools", "uploads",
 	}
 }
 

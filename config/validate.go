@@ -37,6 +37,7 @@ func (p *parser) validate() {
 	p.validateSandbox()
 	p.validateGuardrails()
 	p.validateAuthorization()
+	p.validateToolPolicy()
 
 	if cp := c.Skills.ContainerPath; !strings.HasPrefix(cp, "/") {
 		p.invalid("skills.container_path", "must be an absolute path, got %q", cp)

@@ -32,6 +32,10 @@ type Decision struct {
 	// Reason is the rule's reason for the human and the model ("" when the
 	// rule gives none).
 	Reason string
+	// Command is, when a bash command rule decided, the command of the
+	// line it matched (words joined by spaces; the whole line when it does
+	// not parse); "" otherwise.
+	Command string
 }
 
 // Decider decides one call before it runs. call.Meta holds the tool's

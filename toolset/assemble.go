@@ -47,6 +47,8 @@ const (
 
 // Entry is one assembled tool.
 type Entry struct {
+	// Tool carries its source in Meta[tool.MetaSource] (a labelled copy of
+	// the tool its source made).
 	Tool   *tool.Tool
 	Source Source
 	// Group is the config group for config tools, the server name for MCP
@@ -99,7 +101,7 @@ func (s *Toolset) Add(source Source, group string, tools ...*tool.Tool) (skipped
 			skipped = append(skipped, t.Name)
 			continue
 		}
-		s.Entries = append(s.Entries, Entry{Tool: t, Source: source, Group: group})
+		s.Entries = append(s.Entries, Entry{Tool: labeled(t, source), Source: source, Group: group})
 	}
 	return skipped
 }
@@ -320,6 +322,7 @@ func (a *Assembler) combine(cfg *config.Config, opts Options, configTools []reso
 			return
 		}
 		seen[e.Tool.Name] = e.Source
+		e.Tool = labeled(e.Tool, e.Source)
 		entries = append(entries, e)
 	}
 	for _, rt := range configTools {
