@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/antlerhq/antler/store"
@@ -76,10 +75,4 @@ func (s *Store) ExtensionsVersion(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("postgres: extensions version: %w", err)
 	}
 	return v, nil
-}
-
-// ParseVersion reads a notification payload of ExtensionsChannel.
-func ParseVersion(payload string) (int64, bool) {
-	v, err := strconv.ParseInt(payload, 10, 64)
-	return v, err == nil
 }

@@ -27,14 +27,14 @@ const (
 // unexpired lease on the thread.
 var ErrLeaseHeld = errors.New("postgres: the thread has an active run")
 
-// LostLeaseError is the error text of a run failed because its replica
+// lostLeaseError is the error text of a run failed because its replica
 // stopped renewing its lease.
-const LostLeaseError = "the replica running this run stopped (its run lease expired)"
+const lostLeaseError = "the replica running this run stopped (its run lease expired)"
 
-// OrphanedRunError is the error text of a run failed by the sweep because
+// orphanedRunError is the error text of a run failed by the sweep because
 // it was still recorded as running after its replica had let its lease
 // go: the run ended without its outcome being written.
-const OrphanedRunError = "the run stopped without recording its outcome (it has no live run lease)"
+const orphanedRunError = "the run stopped without recording its outcome (it has no live run lease)"
 
 // LeaseOptions configure NewLeases. The zero value is ready to use.
 type LeaseOptions struct {
@@ -194,7 +194,7 @@ func (l *Leases) acquire(ctx context.Context, threadID, runID string) error {
 	case !expired:
 		return fmt.Errorf("thread %q (run %s): %w", threadID, holder, ErrLeaseHeld)
 	default:
-		if _, err := tx.Exec(ctx, failRun, threadID, holder, LostLeaseError); err != nil {
+		if _, err := tx.Exec(ctx, failRun, threadID, holder, lostLeaseError); err != nil {
 			return fmt.Errorf("postgres: fail abandoned run %s: %w", holder, err)
 		}
 		if _, err := tx.Exec(ctx, `UPDATE antler_run_leases SET run_id = $2, owner = $3, acquired_at = now(),
@@ -252,9 +252,9 @@ func (l *Leases) Get(ctx context.Context, threadID string) (lease Lease, ok bool
 // sweep, in one statement (one snapshot: a lease renewed or a run
 // recorded after it started is seen by the next sweep):
 //
-//   - deletes every expired lease and fails its run (LostLeaseError);
+//   - deletes every expired lease and fails its run (lostLeaseError);
 //   - fails every run owned by a replica (runs.owner set) that is pending
-//     or running without a live lease of its own (OrphanedRunError: its
+//     or running without a live lease of its own (orphanedRunError: its
 //     replica let the lease go without recording the outcome, for one
 //     because the database connection was lost), even when its thread
 //     has since been leased to a new run;
@@ -301,7 +301,7 @@ SELECT thread_id, run_id FROM dead UNION SELECT thread_id, id FROM failed`
 func (l *Leases) Sweep(ctx context.Context) ([]string, error) {
 	var runs []string
 	err := l.retry.do(ctx, "sweep leases", func(ctx context.Context, _ int) error {
-		rows, err := l.pool.Query(ctx, sweep, LostLeaseError, OrphanedRunError)
+		rows, err := l.pool.Query(ctx, sweep, lostLeaseError, orphanedRunError)
 		if err != nil {
 			return err
 		}

@@ -90,8 +90,6 @@ var migrations = []string{
 	CREATE INDEX antler_threads_busy ON antler_threads (id) WHERE status = 'busy';`,
 }
 
-// SchemaVersion is the schema version this Antler writes.
-func SchemaVersion() int { return len(migrations) }
 
 // migrate applies the missing migrations in one transaction that holds an
 // advisory lock: replicas starting at once wait for each other, and the

@@ -1,0 +1,11 @@
+package postgres
+
+// SchemaVersion is the schema version this Antler writes: the number of
+// migrations.
+func SchemaVersion() int { return len(migrations) }
+
+// The error texts of runs failed by a lost lease and by the sweep.
+const (
+	LostLeaseError   = lostLeaseError
+	OrphanedRunError = orphanedRunError
+)
