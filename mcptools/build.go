@@ -104,7 +104,7 @@ func (m *Manager) newTool(c candidate) *tool.Tool {
 		Handler: func(ctx context.Context, call *tool.Call, args json.RawMessage) (*tool.Result, error) {
 			return m.call(ctx, call, server, raw, args)
 		},
-		Meta: map[string]string{MetaServer: server, MetaTool: raw, MetaTransport: c.s.cfg.Type},
+		Meta: toolMeta(server, raw, c.s.cfg.Type, c.raw.Annotations),
 	}
 }
 
