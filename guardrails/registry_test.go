@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -151,5 +152,39 @@ func TestRegistry_embedderProvider(t *testing.T) {
 	}
 	if got := strings.Join(reg.Uses(), " "); !strings.Contains(got, "my_guardrail:MyGuardrailProvider") {
 		t.Errorf("uses %s", got)
+	}
+}
+
+// The commented guardrails section of the example config.yaml, once
+// uncommented and enabled, loads and denies write_file as documented.
+func TestExampleConfigGuardrailsSection(t *testing.T) {
+	data, err := os.ReadFile("../config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var block []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if line == "# guardrails:" {
+			block = append(block, "guardrails:")
+			continue
+		}
+		if len(block) == 0 {
+			continue
+		}
+		if !strings.HasPrefix(line, "#   ") {
+			break
+		}
+		block = append(block, strings.TrimPrefix(line, "# "))
+	}
+	src := strings.Replace(strings.Join(block, "\n")+"\n", "enabled: false", "enabled: true", 1)
+	g, err := FromConfig(load(t, src), DefaultRegistry(), nil)
+	if err != nil || g == nil {
+		t.Fatalf("example section %q: guard %v, err %v", src, g, err)
+	}
+	if _, h, _ := run(t, g, "write_file", nil); h.runs != 0 {
+		t.Error("write_file ran")
+	}
+	if _, h, _ := run(t, g, "read_file", nil); h.runs != 1 {
+		t.Error("read_file did not run")
 	}
 }
