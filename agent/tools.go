@@ -70,12 +70,7 @@ func (r *runState) toolStep(ctx context.Context, msg model.Message) (StopReason,
 	var stop StopReason
 	var out []Event
 	for i, cr := range results {
-		u := &thread.Update{Messages: []model.Message{cr.msg}}
-		if cr.res.Update != nil {
-			extra := *cr.res.Update
-			u = &extra
-			u.Messages = append([]model.Message{cr.msg}, cr.res.Update.Messages...)
-		}
+		u := stepUpdate(cr)
 		if err := next.Apply(u); err != nil {
 			return "", err
 		}
@@ -107,6 +102,24 @@ func (r *runState) toolStep(ctx context.Context, msg model.Message) (StopReason,
 		r.emit(ev, nil)
 	}
 	return stop, nil
+}
+
+// stepUpdate is the state update of one call: its tool message, then the
+// result's own update. Only an approval card may record a pending
+// approval, and no tool result may grant one: those keys are the approval
+// flow's alone.
+func stepUpdate(cr callResult) *thread.Update {
+	u := &thread.Update{Messages: []model.Message{cr.msg}}
+	if cr.res.Update != nil {
+		extra := *cr.res.Update
+		u = &extra
+		u.Messages = append([]model.Message{cr.msg}, cr.res.Update.Messages...)
+	}
+	if !isApprovalRequest(cr.res.Artifact) {
+		u.Approvals = nil
+	}
+	u.ApprovalGrants = nil
+	return u
 }
 
 // askEvent is the event of a result that asks the human: a clarification
