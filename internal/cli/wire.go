@@ -74,6 +74,9 @@ func (a *app) wire(ctx context.Context) error {
 	a.agents = customagent.New(a.layout, customagent.Options{Logger: a.logger})
 	a.wireBuiltins(ctx)
 	a.policy = skills.NewPolicy(skills.PolicyOptions{Store: a.skills, Logger: a.logger})
+	if err := a.wireToolPolicy(); err != nil {
+		return err
+	}
 	if err := a.wireSubagents(); err != nil {
 		return err
 	}

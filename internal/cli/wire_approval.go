@@ -33,3 +33,16 @@ func (d appDecider) Decide(call *tool.Call, args json.RawMessage) toolpolicy.Dec
 	}
 	return dec
 }
+
+// wireToolPolicy compiles the tool_policy section. A section that
+// decides nothing (no rules, default allow) leaves toolPolicy nil.
+func (a *app) wireToolPolicy() error {
+	p, err := toolpolicy.New(a.cfg.ToolPolicy)
+	if err != nil {
+		return usageErrorf("%s: %v", a.paths.Config, err)
+	}
+	if p.Rules() > 0 || p.Default() != toolpolicy.ActionAllow {
+		a.toolPolicy = p
+	}
+	return nil
+}
