@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/antlerhq/antler/shellcmd"
 	"github.com/antlerhq/antler/vpath"
 )
 
@@ -52,7 +53,8 @@ func validateCommand(l *vpath.Layout, command string, allowed []string) error {
 	if m := fileURLPattern.FindString(command); m != "" {
 		return commandError("Unsafe file:// URL in command: " + m + useUserData())
 	}
-	if err := validateShellTokens(l, command, allowed); err != nil {
+	line := shellcmd.Parse(command)
+	if err := validateShellTokens(l, command, line, allowed); err != nil {
 		return err
 	}
 	urlSpans := nonFileURLSpans(command)
@@ -72,6 +74,13 @@ func validateCommand(l *vpath.Layout, command string, allowed []string) error {
 		if !ok {
 			unsafe = append(unsafe, p)
 		}
+	}
+	if line.Err == nil {
+		words, err := unsafeWords(l, line.Commands, allowed)
+		if err != nil {
+			return err
+		}
+		unsafe = append(unsafe, words...)
 	}
 	if len(unsafe) > 0 {
 		slices.Sort(unsafe)
@@ -198,8 +207,9 @@ func hasDotDot(p string) bool {
 
 // validateShellTokens rejects relative escapes the absolute-path scan
 // misses: ".." segments, cd/pushd to unsafe targets, and "/" given to
-// common file commands.
-func validateShellTokens(l *vpath.Layout, command string, allowed []string) error {
+// common file commands. The commands come from the shell parser
+// (bash_commands.go); the token walk below reads a line it cannot parse.
+func validateShellTokens(l *vpath.Layout, command string, line shellcmd.Line, allowed []string) error {
 	if cdInSubstitution.MatchString(command) {
 		return commandError("Unsafe working directory change in command substitution" + useUserData())
 	}
@@ -211,6 +221,9 @@ func validateShellTokens(l *vpath.Layout, command string, allowed []string) erro
 		if !isURLToken(tok) && dotdotSegment.MatchString(tok) {
 			return commandError(vpath.TraversalMessage)
 		}
+	}
+	if line.Err == nil {
+		return checkCommands(l, line.Commands, allowed)
 	}
 	atStart := true
 	for i := 0; i < len(tokens); {

@@ -44,6 +44,9 @@ type Command struct {
 	// backslashes removed ("r''m" is "rm"). A word with an expansion
 	// ("$HOME/x", "$(date)") keeps its source text.
 	Words []string
+	// Literal[i] reports whether Words[i] is a literal word, with no
+	// expansion of any kind (it then holds the word's value).
+	Literal []bool
 	// Dynamic means the command that runs cannot be read from the line:
 	// its name is not a literal word ("$X", "$(...)", a glob, a brace
 	// expansion), or it is a shell reading a script from a file or from
@@ -127,11 +130,11 @@ func (w *walker) parse(script string, depth int, wrapper string, inSubst bool) {
 				w.command(script, n.Args, depth, wrapper, in)
 			}
 		case *syntax.DeclClause:
-			words := []string{n.Variant.Value}
+			words, literal := []string{n.Variant.Value}, []bool{true}
 			for _, a := range n.Args {
-				words = append(words, source(script, a))
+				words, literal = append(words, source(script, a)), append(literal, false)
 			}
-			w.emit(Command{Words: words, InSubstitution: in, Wrapper: wrapper})
+			w.emit(Command{Words: words, Literal: literal, InSubstitution: in, Wrapper: wrapper})
 		}
 		stack = append(stack, in)
 		return w.err == nil
@@ -156,7 +159,7 @@ func (w *walker) command(script string, args []*syntax.Word, depth int, wrapper 
 	for i, a := range args {
 		words[i], literal[i] = wordValue(script, a)
 	}
-	c := Command{Words: words, InSubstitution: inSubst, Wrapper: wrapper, Dynamic: !literal[0] || !nameLiteral(args[0])}
+	c := Command{Words: words, Literal: literal, InSubstitution: inSubst, Wrapper: wrapper, Dynamic: !literal[0] || !nameLiteral(args[0])}
 	w.emit(c)
 	if !c.Dynamic {
 		w.unwrap(words, literal, depth, inSubst)

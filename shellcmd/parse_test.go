@@ -108,6 +108,16 @@ func TestParse_unwrapsWrappers(t *testing.T) {
 	}
 }
 
+func TestParse_marksLiteralWords(t *testing.T) {
+	l := Parse(`rm -rf "$HOME" 'a b' x$(y) ~`)
+	if len(l.Commands) == 0 {
+		t.Fatal("no command")
+	}
+	if diff := cmp.Diff([]bool{true, true, false, true, false, true}, l.Commands[0].Literal); diff != "" {
+		t.Errorf("literal (-want +got):\n%s", diff)
+	}
+}
+
 func TestParse_limits(t *testing.T) {
 	if l := Parse("echo 'unterminated"); l.Err == nil {
 		t.Error("an unterminated quote parsed")
@@ -138,6 +148,11 @@ func FuzzParse(f *testing.F) {
 		l := Parse(line)
 		if len(l.Commands) > MaxCommands {
 			t.Fatalf("%d commands", len(l.Commands))
+		}
+		for _, c := range l.Commands {
+			if len(c.Literal) != len(c.Words) {
+				t.Fatalf("%q: %d words, %d literal flags", line, len(c.Words), len(c.Literal))
+			}
 		}
 		if l.Err != nil || strings.ContainsAny(line, "\\\"'`#\n\r<>(){}$") || strings.Count(line, ";") > 0 {
 			return

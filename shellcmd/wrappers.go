@@ -122,17 +122,17 @@ func (w *walker) unwrap(words []string, literal []bool, depth int, inSubst bool)
 			w.shell(words, literal, depth, inSubst)
 			return
 		case name == "eval":
-			w.reparse(words, words[1:], literal[1:], depth, "eval", inSubst)
+			w.reparse(words, literal, 1, len(words), depth, "eval", inSubst)
 			return
 		case name == "source" || name == ".":
-			w.emit(Command{Words: words, Dynamic: true, InSubstitution: inSubst, Wrapper: name})
+			w.emit(Command{Words: words, Literal: literal, Dynamic: true, InSubstitution: inSubst, Wrapper: name})
 			return
 		case name == "find":
 			w.find(words, literal, depth, inSubst)
 			return
 		case name == "env" && splitString(words) >= 0:
 			i := splitString(words)
-			w.reparse(words, words[i:i+1], literal[i:i+1], depth, "env -S", inSubst)
+			w.reparse(words, literal, i, i+1, depth, "env -S", inSubst)
 			return
 		}
 		wr, ok := wrappers(name)
@@ -144,7 +144,7 @@ func (w *walker) unwrap(words []string, literal []bool, depth int, inSubst bool)
 			return
 		}
 		words, literal = words[i:], literal[i:]
-		c := Command{Words: words, InSubstitution: inSubst, Wrapper: name, Dynamic: !literal[0] || strings.ContainsAny(words[0], "*?[{")}
+		c := Command{Words: words, Literal: literal, InSubstitution: inSubst, Wrapper: name, Dynamic: !literal[0] || strings.ContainsAny(words[0], "*?[{")}
 		w.emit(c)
 		if c.Dynamic {
 			return
@@ -182,31 +182,32 @@ func (w *walker) shell(words []string, literal []bool, depth int, inSubst bool) 
 		case len(a) > 1 && (a[0] == '-' || a[0] == '+'):
 			hasC = hasC || a[0] == '-' && strings.ContainsRune(a, 'c')
 		case hasC:
-			w.reparse(words, words[i:i+1], literal[i:i+1], depth, baseName(words[0])+" -c", inSubst)
+			w.reparse(words, literal, i, i+1, depth, baseName(words[0])+" -c", inSubst)
 			return
 		default:
-			w.emit(Command{Words: words, Dynamic: true, InSubstitution: inSubst, Wrapper: baseName(words[0])})
+			w.emit(Command{Words: words, Literal: literal, Dynamic: true, InSubstitution: inSubst, Wrapper: baseName(words[0])})
 			return
 		}
 	}
 	if !hasC {
-		w.emit(Command{Words: words, Dynamic: true, InSubstitution: inSubst, Wrapper: baseName(words[0])})
+		w.emit(Command{Words: words, Literal: literal, Dynamic: true, InSubstitution: inSubst, Wrapper: baseName(words[0])})
 	}
 }
 
-// reparse parses the words a wrapper (eval, bash -c, env -S) runs as a
-// script of their own, joined by spaces. A word with an expansion, or a
-// string nested deeper than MaxDepth, makes a Dynamic command.
-func (w *walker) reparse(words, script []string, literal []bool, depth int, wrapperName string, inSubst bool) {
+// reparse parses words[from:to], the words a wrapper (eval, bash -c,
+// env -S) runs as a script of their own, joined by spaces. A word with an
+// expansion, or a string nested deeper than MaxDepth, makes a Dynamic
+// command.
+func (w *walker) reparse(words []string, literal []bool, from, to, depth int, wrapperName string, inSubst bool) {
 	dynamic := depth+1 > MaxDepth
-	for _, l := range literal {
+	for _, l := range literal[from:to] {
 		dynamic = dynamic || !l
 	}
 	if dynamic {
-		w.emit(Command{Words: words, Dynamic: true, InSubstitution: inSubst, Wrapper: wrapperName})
+		w.emit(Command{Words: words, Literal: literal, Dynamic: true, InSubstitution: inSubst, Wrapper: wrapperName})
 		return
 	}
-	w.parse(strings.Join(script, " "), depth+1, wrapperName, inSubst)
+	w.parse(strings.Join(words[from:to], " "), depth+1, wrapperName, inSubst)
 }
 
 // find emits the command of each -exec, -execdir, -ok and -okdir (up to
@@ -225,7 +226,7 @@ func (w *walker) find(words []string, literal []bool, depth int, inSubst bool) {
 		}
 		if start < end {
 			inner, lit := words[start:end], literal[start:end]
-			c := Command{Words: inner, InSubstitution: inSubst, Wrapper: "find", Dynamic: !lit[0] || strings.ContainsAny(inner[0], "*?[{")}
+			c := Command{Words: inner, Literal: lit, InSubstitution: inSubst, Wrapper: "find", Dynamic: !lit[0] || strings.ContainsAny(inner[0], "*?[{")}
 			w.emit(c)
 			if !c.Dynamic {
 				w.unwrap(inner, lit, depth, inSubst)
