@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/antlerhq/antler/authz"
 	"github.com/antlerhq/antler/builtin"
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/customagent"
@@ -102,6 +103,10 @@ type FactoryOptions struct {
 	// Logger receives warnings (model fallback, skipped tools); nil
 	// discards.
 	Logger *slog.Logger
+	// Authorizer applies the authorization section: the tools a run's
+	// role may not use are not bound, and a model it may not use is
+	// refused or replaced (agent/authz.go); nil authorizes everything.
+	Authorizer *authz.Authorizer
 }
 
 // Factory builds DeerFlow's lead agent for each run (DeerFlow's agents/lead_agent/agent.py). It is
@@ -145,6 +150,10 @@ type Request struct {
 	ThreadID string
 	UserID   string
 	RunID    string
+	// UserRole is the caller's authorization role, set as the runtime
+	// context's user_role over any value in Context; "" means the
+	// authorization section's default_role.
+	UserRole string
 	// AgentName names a custom agent ("" for the default agent).
 	AgentName string
 	// ModelName requests a model; unknown names fall back to the default.
@@ -235,6 +244,10 @@ func (f *Factory) Build(ctx context.Context, req Request) (*Lead, error) {
 	if err != nil {
 		return nil, err
 	}
+	if mcfg, err = f.authorizeModel(ctx, req, mcfg); err != nil {
+		return nil, err
+	}
+	thinking = thinking && mcfg.SupportsThinking
 	chat, err := f.model(ctx, f.opts.Config, mcfg.Name)
 	if err != nil {
 		return nil, err
@@ -263,6 +276,7 @@ func (f *Factory) Build(ctx context.Context, req Request) (*Lead, error) {
 		return nil, err
 	}
 	rc, meta := leadContext(req, spec, mcfg.Name, thinking)
+	rc[authz.ContextUserRole] = f.userRole(req)
 	f.logger.Info("lead agent built", "agent", cmp.Or(req.AgentName, "default"), "model", mcfg.Name,
 		"thinking", thinking, "tools", len(ts.Entries), "subagents", req.SubagentEnabled)
 	return &Lead{Agent: a, ModelName: mcfg.Name, Thinking: thinking, Tools: ts, Prompt: prompt, Spec: spec,
@@ -335,6 +349,7 @@ func (f *Factory) leadTools(ctx context.Context, req Request, spec *AgentSpec, m
 	if req.NonInteractive {
 		ts.Remove(builtin.AskClarificationName)
 	}
+	ts.Entries = FilterEntries(ctx, f.opts.Authorizer, f.identity(req), ts.Entries)
 	var servers map[string]config.MCPServer
 	if cfg.ToolSearch.Enabled && f.opts.MCPServers != nil {
 		servers = f.opts.MCPServers()

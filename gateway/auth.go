@@ -14,6 +14,9 @@ import (
 type principal struct {
 	ID    string
 	Admin bool
+	// Role is the authorization role: the token entry's role, "admin"
+	// for an admin, else authorization.default_role.
+	Role string
 }
 
 // handlerFunc is a route handler that runs as the authenticated user.
@@ -21,7 +24,7 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request, u *principal)
 
 // tokenTable indexes tokens by their SHA-256, so that a lookup does not
 // compare secrets byte by byte.
-func tokenTable(tokens []config.GatewayToken) (map[[32]byte]*principal, error) {
+func tokenTable(tokens []config.GatewayToken, defaultRole string) (map[[32]byte]*principal, error) {
 	out := make(map[[32]byte]*principal, len(tokens))
 	for i, t := range tokens {
 		if strings.TrimSpace(t.Token) == "" {
@@ -35,7 +38,10 @@ func tokenTable(tokens []config.GatewayToken) (map[[32]byte]*principal, error) {
 		if _, dup := out[h]; dup {
 			return nil, fmt.Errorf("gateway: gateway.tokens[%d] repeats an earlier token", i)
 		}
-		out[h] = &principal{ID: t.UserID, Admin: t.Admin}
+		if t.Admin && t.Role != "" && t.Role != config.AdminRole {
+			return nil, fmt.Errorf("gateway: gateway.tokens[%d].role %q contradicts admin: true", i, t.Role)
+		}
+		out[h] = &principal{ID: t.UserID, Admin: t.IsAdmin(), Role: t.EffectiveRole(defaultRole)}
 	}
 	return out, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/antlerhq/antler/agent"
+	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/customagent"
 	"github.com/antlerhq/antler/toolset"
 )
@@ -25,18 +26,23 @@ func notFound(w http.ResponseWriter, _ *http.Request) {
 // listModels is GET /api/models: the configured models without their
 // provider options (keys never leave the server), and whether the
 // frontend shows token usage (config token_usage.enabled).
-func (s *Server) listModels(w http.ResponseWriter, _ *http.Request, _ *principal) {
+func (s *Server) listModels(w http.ResponseWriter, r *http.Request, u *principal) {
 	out := make([]any, 0, len(s.cfg.Models))
-	for _, m := range s.cfg.Models {
-		display := m.DisplayName
-		if display == "" {
-			display = m.Name
-		}
-		out = append(out, map[string]any{"name": m.Name, "model": m.Model, "display_name": display,
-			"description": nilIfEmpty(m.Description), "supports_thinking": m.SupportsThinking,
-			"supports_reasoning_effort": m.SupportsReasoningEffort, "supports_vision": m.SupportsVision})
+	for _, m := range s.visibleModels(r, u) {
+		out = append(out, modelJSON(m))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"models": out, "token_usage": map[string]any{"enabled": s.cfg.TokenUsage.Enabled}})
+}
+
+// modelJSON is one model of GET /api/models and GET /api/models/{name}.
+func modelJSON(m config.Model) map[string]any {
+	display := m.DisplayName
+	if display == "" {
+		display = m.Name
+	}
+	return map[string]any{"name": m.Name, "model": m.Model, "display_name": display,
+		"description": nilIfEmpty(m.Description), "supports_thinking": m.SupportsThinking,
+		"supports_reasoning_effort": m.SupportsReasoningEffort, "supports_vision": m.SupportsVision}
 }
 
 // features is GET /api/features.
@@ -109,7 +115,7 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request, u *principal)
 			ModelName: q.Get("model"), SubagentEnabled: flag("subagents")})
 	} else {
 		var lead *agent.Lead
-		lead, err = s.factory.Build(r.Context(), agent.Request{UserID: u.ID, ThreadID: "tools", AgentName: q.Get("agent"),
+		lead, err = s.factory.Build(r.Context(), agent.Request{UserID: u.ID, UserRole: u.Role, ThreadID: "tools", AgentName: q.Get("agent"),
 			ModelName: q.Get("model"), IsBootstrap: flag("bootstrap"), SubagentEnabled: flag("subagents"),
 			NoMCP: flag("no_mcp"), ToolGroups: groups})
 		if lead != nil {

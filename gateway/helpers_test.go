@@ -17,6 +17,7 @@ import (
 	"github.com/antlerhq/antler/agent"
 	"github.com/antlerhq/antler/builtin"
 	"github.com/antlerhq/antler/config"
+	"github.com/antlerhq/antler/authz"
 	"github.com/antlerhq/antler/customagent"
 	"github.com/antlerhq/antler/gateway"
 	"github.com/antlerhq/antler/mcptools"
@@ -90,6 +91,8 @@ type envOptions struct {
 	dial func(context.Context, config.MCPServer) (mcp.Transport, error)
 	// toolMiddlewares are the lead's embedder tool middlewares.
 	toolMiddlewares []tool.Middleware
+	// authz is the gateway's authorizer (nil: authorization off).
+	authz *authz.Authorizer
 }
 
 // newEnv starts a gateway on 127.0.0.1 with a real SQLite store under a
@@ -161,7 +164,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	gw, err := gateway.New(gateway.Options{
 		Config: cfg, Store: st, Layout: layout, Agents: agents, Skills: sk,
 		Factory:        agent.FactoryOptions{Assembler: asm, Agents: agent.CustomAgents(agents), ToolMiddlewares: o.toolMiddlewares},
-		ExtensionsPath: extPath, MCP: resets, Tokens: o.tokens,
+		ExtensionsPath: extPath, MCP: resets, Tokens: o.tokens, Authorizer: o.authz,
 	})
 	if err != nil {
 		t.Fatal(err)

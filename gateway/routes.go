@@ -1,6 +1,10 @@
 package gateway
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/antlerhq/antler/authz"
+)
 
 // routes registers every route of the gateway, in one place. Paths are
 // the gateway's own (/api/...); stripLangGraph maps the SDK's
@@ -12,36 +16,39 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("/", notFound)
 
-	// LangGraph-shaped threads (docs/api.md).
+	// LangGraph-shaped threads (docs/api.md). s.perm is DeerFlow's route
+	// permission of each route (gateway/authz.go); creating and searching
+	// threads need none, as in DeerFlow.
 	h("POST /api/threads", s.createThread)
 	h("POST /api/threads/search", s.searchThreads)
-	h("GET /api/threads/{tid}", s.getThread)
-	h("PATCH /api/threads/{tid}", s.patchThread)
-	h("DELETE /api/threads/{tid}", s.deleteThread)
-	h("POST /api/threads/{tid}/history", s.history)
-	h("GET /api/threads/{tid}/history", s.history)
-	h("GET /api/threads/{tid}/state", s.getState)
-	h("POST /api/threads/{tid}/state", s.updateState)
-	h("GET /api/threads/{tid}/messages/page", s.messagesPage)
-	h("POST /api/threads/{tid}/compact", s.compactThread)
-	h("GET /api/threads/{tid}/token-usage", s.threadTokenUsage)
+	h("GET /api/threads/{tid}", s.perm(authz.ThreadsRead, s.getThread))
+	h("PATCH /api/threads/{tid}", s.perm(authz.ThreadsWrite, s.patchThread))
+	h("DELETE /api/threads/{tid}", s.perm(authz.ThreadsDelete, s.deleteThread))
+	h("POST /api/threads/{tid}/history", s.perm(authz.ThreadsRead, s.history))
+	h("GET /api/threads/{tid}/history", s.perm(authz.ThreadsRead, s.history))
+	h("GET /api/threads/{tid}/state", s.perm(authz.ThreadsRead, s.getState))
+	h("POST /api/threads/{tid}/state", s.perm(authz.ThreadsWrite, s.updateState))
+	h("GET /api/threads/{tid}/messages/page", s.perm(authz.RunsRead, s.messagesPage))
+	h("POST /api/threads/{tid}/compact", s.perm(authz.ThreadsWrite, s.compactThread))
+	h("GET /api/threads/{tid}/token-usage", s.perm(authz.ThreadsRead, s.threadTokenUsage))
 
 	// Runs, streamed as SSE.
-	h("POST /api/threads/{tid}/runs/stream", s.streamRun)
-	h("GET /api/threads/{tid}/runs", s.listRuns)
-	h("GET /api/threads/{tid}/runs/{rid}", s.getRun)
-	h("GET /api/threads/{tid}/runs/{rid}/stream", s.joinRun)
-	h("POST /api/threads/{tid}/runs/{rid}/cancel", s.cancelRun)
+	h("POST /api/threads/{tid}/runs/stream", s.perm(authz.RunsCreate, s.streamRun))
+	h("GET /api/threads/{tid}/runs", s.perm(authz.RunsRead, s.listRuns))
+	h("GET /api/threads/{tid}/runs/{rid}", s.perm(authz.RunsRead, s.getRun))
+	h("GET /api/threads/{tid}/runs/{rid}/stream", s.perm(authz.RunsRead, s.joinRun))
+	h("POST /api/threads/{tid}/runs/{rid}/cancel", s.perm(authz.RunsCancel, s.cancelRun))
 
 	// Files.
-	h("GET /api/threads/{tid}/artifacts/{path...}", s.getArtifact)
-	h("POST /api/threads/{tid}/uploads", s.upload)
-	h("GET /api/threads/{tid}/uploads/limits", s.uploadLimits)
-	h("GET /api/threads/{tid}/uploads/list", s.listUploads)
-	h("DELETE /api/threads/{tid}/uploads/{filename}", s.deleteUpload)
+	h("GET /api/threads/{tid}/artifacts/{path...}", s.perm(authz.ThreadsRead, s.getArtifact))
+	h("POST /api/threads/{tid}/uploads", s.perm(authz.ThreadsWrite, s.upload))
+	h("GET /api/threads/{tid}/uploads/limits", s.perm(authz.ThreadsRead, s.uploadLimits))
+	h("GET /api/threads/{tid}/uploads/list", s.perm(authz.ThreadsRead, s.listUploads))
+	h("DELETE /api/threads/{tid}/uploads/{filename}", s.perm(authz.ThreadsDelete, s.deleteUpload))
 
 	// Catalogue and settings the chat page reads.
 	h("GET /api/models", s.listModels)
+	h("GET /api/models/{name}", s.getModel)
 	h("GET /api/features", s.features)
 	h("GET /api/suggestions/config", s.suggestionsConfig)
 	h("GET /api/v1/auth/me", s.me)

@@ -186,7 +186,8 @@ func (s *Server) startRun(ctx context.Context, u *principal, th *store.Thread, r
 	if err != nil {
 		return nil, http.StatusServiceUnavailable, fmt.Errorf("cannot lock thread %s: %v", th.ID, err)
 	}
-	req := agent.Request{ThreadID: th.ID, UserID: u.ID, RunID: rid,
+	trustedContext(rc, u)
+	req := agent.Request{ThreadID: th.ID, UserID: u.ID, UserRole: u.Role, RunID: rid,
 		AgentName: ctxString(rc, "agent_name"), ModelName: ctxString(rc, "model_name", "model"),
 		ChannelName: ctxString(rc, "channel_name"), Context: rc}
 	req.IsBootstrap, _ = ctxBool(rc, "is_bootstrap")
@@ -206,6 +207,8 @@ func (s *Server) startRun(ctx context.Context, u *principal, th *store.Thread, r
 			return nil, http.StatusNotFound, err
 		case errors.As(err, new(*customagent.NameError)):
 			return nil, http.StatusUnprocessableEntity, err
+		case isModelDenied(err):
+			return nil, http.StatusForbidden, err
 		}
 		s.logger.Error("cannot build the lead agent", "thread_id", th.ID, "err", err)
 		return nil, http.StatusBadRequest, fmt.Errorf("cannot start the run: %v", err)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/antlerhq/antler/agent"
+	"github.com/antlerhq/antler/authz"
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/customagent"
 	"github.com/antlerhq/antler/skills"
@@ -94,6 +95,11 @@ type Options struct {
 	MaxBodyBytes int64
 	// Logger receives request failures and run diagnostics; nil discards.
 	Logger *slog.Logger
+	// Authorizer applies the authorization section to routes, models and
+	// runs (gateway/authz.go); nil authorizes everything. Factory's own
+	// Authorizer filters the tools; the gateway sets it to this one when
+	// it is nil.
+	Authorizer *authz.Authorizer
 }
 
 // Server serves the gateway API. Create it with New, serve Handler, and
@@ -108,6 +114,7 @@ type Server struct {
 	locks     RunLocks
 	logger    *slog.Logger
 	tokens    map[[32]byte]*principal
+	authz     *authz.Authorizer // nil: authorization off
 	defUser   *principal
 	heartbeat time.Duration
 	maxBody   int64
@@ -156,18 +163,26 @@ func New(opts Options) (*Server, error) {
 		s.locks = NewLocalRunLocks()
 	}
 	var err error
-	if s.tokens, err = tokenTable(opts.Tokens); err != nil {
+	s.authz = opts.Authorizer
+	defaultRole := s.authz.DefaultRole()
+	if s.tokens, err = tokenTable(opts.Tokens, defaultRole); err != nil {
+		return nil, err
+	}
+	if err := s.checkRoles(opts.Tokens, defaultRole); err != nil {
 		return nil, err
 	}
 	defID := cmp.Or(opts.DefaultUserID, DefaultUser)
 	if !vpath.ValidID(defID) {
 		return nil, fmt.Errorf("gateway: default user %q is not a valid user id", defID)
 	}
-	s.defUser = &principal{ID: defID, Admin: true}
+	s.defUser = &principal{ID: defID, Admin: true, Role: config.AdminRole}
 
 	fo := opts.Factory
 	fo.Store = &observedStore{Store: opts.Store, onCheckpoint: s.onCheckpoint}
 	fo.Config = cmp.Or(fo.Config, opts.Config)
+	if fo.Authorizer == nil {
+		fo.Authorizer = opts.Authorizer
+	}
 	fo.ModelMiddlewares = append([]tool.ModelMiddleware{s.stampMessages}, slices.Clone(fo.ModelMiddlewares)...)
 	if fo.Logger == nil {
 		fo.Logger = logger

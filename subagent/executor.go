@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/antlerhq/antler/agent"
+	"github.com/antlerhq/antler/authz"
 	"github.com/antlerhq/antler/builtin"
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/model"
@@ -77,6 +78,10 @@ type Options struct {
 	MCPServers func() map[string]config.MCPServer
 	// Logger receives diagnostics; nil discards.
 	Logger *slog.Logger
+	// Authorizer removes the tools the parent's role (the runtime
+	// context's user_role, which subagents inherit) may not bind, before
+	// deferred tools are set up; nil authorizes everything.
+	Authorizer *authz.Authorizer
 }
 
 // Executor runs subagent tasks: each one a fresh agent loop with its own

@@ -161,6 +161,7 @@ func (x *Executor) tools(ctx context.Context, typ Type, req builtin.TaskRequest,
 		return name == builtin.TaskName || (typ.Tools != nil && !slices.Contains(typ.Tools, name)) ||
 			slices.Contains(typ.DisallowedTools, name)
 	})
+	entries = agent.FilterEntries(ctx, x.opts.Authorizer, req.Context, entries)
 	var servers map[string]config.MCPServer
 	if x.cfg.ToolSearch.Enabled && x.opts.MCPServers != nil {
 		servers = x.opts.MCPServers()

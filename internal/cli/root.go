@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/antlerhq/antler/authz"
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/guardrails"
 	"github.com/antlerhq/antler/toolset"
@@ -32,6 +33,10 @@ type Options struct {
 	// guardrails.DefaultRegistry(). Programs that embed Antler pass a
 	// registry with their own providers.
 	Guardrails *guardrails.Registry
+	// AuthorizationProviders are the program's own authorization
+	// providers by use string (authorization.provider.use); nil means
+	// only DeerFlow's RBAC provider.
+	AuthorizationProviders map[string]authz.Factory
 }
 
 func (c Options) withDefaults() *Options {

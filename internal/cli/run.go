@@ -76,6 +76,9 @@ such calls without asking. Ctrl-C cancels the run.`,
 			defer s.close()
 			out, err := s.turn(ctx, text)
 			if err != nil {
+				if errors.As(err, new(*exitError)) {
+					return err // a usage error (--model the role may not use)
+				}
 				return &exitError{code: 1, err: err}
 			}
 			if out.Reason == agent.StopApproval {
@@ -146,11 +149,11 @@ func (s *session) turn(ctx context.Context, text string) (*agent.Outcome, error)
 		return nil, err
 	}
 	defer release()
-	lead, err := s.factory.Build(ctx, agent.Request{ThreadID: s.threadID, UserID: s.app.g.user, RunID: runID,
+	lead, err := s.factory.Build(ctx, agent.Request{ThreadID: s.threadID, UserID: s.app.g.user, UserRole: s.app.userRole(), RunID: runID,
 		AgentName: s.flags.agentName, ModelName: s.flags.model, IsBootstrap: s.flags.bootstrap,
 		SubagentEnabled: s.flags.subagents, NoMCP: s.flags.noMCP})
 	if err != nil {
-		return nil, err
+		return nil, modelDenied(err)
 	}
 	r := &renderer{w: s.app.stdout, errw: s.app.stderr, asJSON: s.flags.asJSON, status: s.status,
 		tools: newToolLine(s.status, time.Now)}

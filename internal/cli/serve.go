@@ -106,6 +106,7 @@ func (a *app) buildGateway() (*gateway.Server, func(context.Context, net.Listene
 		CORSOrigins:    append(slices.Clone(a.cfg.Gateway.CORSOrigins), gateway.SplitOrigins(a.g.opts.Getenv("GATEWAY_CORS_ORIGINS"))...),
 		DefaultUserID:  a.g.user,
 		Logger:         a.logger,
+		Authorizer:     a.authz,
 	})
 	if err != nil {
 		return nil, nil, &config.Error{File: a.cfg.Path, Key: "gateway", Msg: err.Error(), Err: err}

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/antlerhq/antler/acptools"
+	"github.com/antlerhq/antler/authz"
 	"github.com/antlerhq/antler/builtin"
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/customagent"
@@ -47,6 +48,8 @@ type services struct {
 	setupAgent, updateAgent *tool.Tool
 	// mcpProgress shows MCP discovery on a terminal.
 	mcpProgress *mcpProgress
+	// authz applies the authorization section (wire_authz.go).
+	authz *authz.Authorizer
 	// guard applies the guardrails section; nil when it is disabled.
 	guard *guardrails.Guard
 }
@@ -56,6 +59,9 @@ type services struct {
 // sources. It is the one place where the CLI connects Antler's packages.
 func (a *app) wire(ctx context.Context) error {
 	home := a.homeDir()
+	if err := a.wireAuthz(); err != nil {
+		return err
+	}
 	if err := a.wireSandbox(home); err != nil {
 		return err
 	}
@@ -177,6 +183,7 @@ func (a *app) wireSubagents() error {
 		ModelMiddlewares: a.modelMiddlewares(),
 		MCPServers:       a.mcpServers,
 		Logger:           a.logger,
+		Authorizer:       a.authz,
 	})
 	if err != nil {
 		return err

@@ -63,6 +63,7 @@ func (a *app) factoryOptions(st store.Store) agent.FactoryOptions {
 		ModelMiddlewares: a.modelMiddlewares(),
 		MCPServers:       a.mcpServers,
 		Logger:           a.logger,
+		Authorizer:       a.authz,
 	}
 }
 
@@ -83,6 +84,11 @@ func (a *app) mcpServers() map[string]config.MCPServer {
 // guardrails section), the approval policy and the skills tool policy.
 func (a *app) toolMiddlewares() []tool.Middleware {
 	mws := []tool.Middleware{a.toolOutputBudget().ToolMiddleware()}
+	if a.authz.Enabled() {
+		// Right after the budget, before guardrails: a call the role may
+		// not make is refused first (docs/differences.md, "Authorization").
+		mws = append(mws, a.authz.ToolMiddleware())
+	}
 	if a.guard != nil {
 		// Guardrails after authorization, as DeerFlow orders them: the
 		// provider is never asked about a call the role may not make.
@@ -175,7 +181,7 @@ func (a *app) toolsWith(ctx context.Context, asm *toolset.Assembler, f *assembly
 	if err != nil {
 		return nil, err
 	}
-	lead, err := fac.Build(ctx, agent.Request{ThreadID: threadID, UserID: a.g.user, AgentName: f.agent, ModelName: f.model,
+	lead, err := fac.Build(ctx, agent.Request{ThreadID: threadID, UserID: a.g.user, UserRole: a.userRole(), AgentName: f.agent, ModelName: f.model,
 		IsBootstrap: f.bootstrap, SubagentEnabled: f.subagents, NoMCP: f.noMCP, ToolGroups: f.groupList()})
 	if err != nil {
 		return nil, err

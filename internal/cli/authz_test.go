@@ -1,0 +1,116 @@
+package cli
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/antlerhq/antler/model/modeltest"
+)
+
+// authzConfig has two models on a modeltest server, bash and echo as
+// command tools, and RBAC roles: guest may not use bash nor the model
+// "other"; bob's token gives him the guest role.
+func authzConfig(url string) string {
+	model := func(name string) string {
+		return "  - {name: " + name + ", use: langchain_openai:ChatOpenAI, model: scripted, api_key: modeltest, base_url: " + url + "}\n"
+	}
+	return "models:\n" + model("test") + model("other") + `sandbox: {allow_host_bash: true}
+tools:
+  - {name: bash, group: bash, use: antler:command, command: ["cat"]}
+  - {name: echo, group: text, use: antler:command, command: ["cat"]}
+gateway:
+  tokens:
+    - {token: tok-bob, user_id: bob, role: guest}
+authorization:
+  enabled: true
+  provider:
+    use: deerflow.authz.rbac:RbacAuthorizationProvider
+    config:
+      roles:
+        user:  {tools: {allow: "*"}}
+        guest: {tools: {allow: "*", deny: [bash]}, models: {allow: [test]}}
+`
+}
+
+func listedTools(t *testing.T, cfg, home, user string) []string {
+	t.Helper()
+	code, out, errOut := runCLI(t, nil, "--config", cfg, "--home", home, "--user", user, "tools", "list", "--json")
+	if code != 0 {
+		t.Fatalf("tools list --user %s: exit %d: %s", user, code, errOut)
+	}
+	var list []toolJSON
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	var names []string
+	for _, e := range list {
+		names = append(names, e.Name)
+	}
+	return names
+}
+
+// TestAuthz_toolsListAndModelRequestWithoutBash: a user whose role
+// denies bash sees no bash in `tools list --user` nor in the request the
+// model gets; a user without a token entry has default_role and sees it.
+func TestAuthz_toolsListAndModelRequestWithoutBash(t *testing.T) {
+	srv := modeltest.NewServer(t, modeltest.Turn{Text: "hi"})
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "config.yaml", authzConfig(srv.URL))
+	home := filepath.Join(dir, "home")
+	if got := listedTools(t, cfg, home, "bob"); slices.Contains(got, "bash") || !slices.Contains(got, "echo") {
+		t.Errorf("tools list --user bob = %v", got)
+	}
+	if got := listedTools(t, cfg, home, "carol"); !slices.Contains(got, "bash") {
+		t.Errorf("tools list --user carol = %v", got)
+	}
+	code, _, errOut := runCLI(t, nil, "--config", cfg, "--home", home, "--user", "bob", "run", "--thread", "t1", "hello")
+	if code != 0 {
+		t.Fatalf("run: exit %d: %s", code, errOut)
+	}
+	if sent := modeltest.ToolNames(srv.LastRequest()); slices.Contains(sent, "bash") || !slices.Contains(sent, "echo") {
+		t.Errorf("model request tools = %v", sent)
+	}
+}
+
+// TestAuthz_deniedModelExits2: --model naming a model the user's role may
+// not use is a usage error naming it.
+func TestAuthz_deniedModelExits2(t *testing.T) {
+	srv := modeltest.NewServer(t)
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "config.yaml", authzConfig(srv.URL))
+	code, _, errOut := runCLI(t, nil, "--config", cfg, "--home", filepath.Join(dir, "home"), "--user", "bob",
+		"run", "--model", "other", "hello")
+	if code != 2 || !strings.Contains(errOut, "--model: Model 'other' is not available for your role") {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
+	if srv.Calls() != 0 {
+		t.Errorf("the model was called %d times", srv.Calls())
+	}
+}
+
+// TestAuthz_configErrorsExit2: a Python provider class Antler cannot
+// load, and a token role the RBAC roles do not define, stop every
+// command with exit 2.
+func TestAuthz_configErrorsExit2(t *testing.T) {
+	dir := t.TempDir()
+	for name, tc := range map[string]struct{ src, want string }{
+		"python class": {"authorization:\n  enabled: true\n  provider: {use: corp.authz:LdapProvider}\n",
+			"Failed to resolve authorization provider class 'corp.authz:LdapProvider'"},
+		"unknown token role": {`gateway: {tokens: [{token: t, user_id: bob, role: editor}]}
+authorization:
+  enabled: true
+  provider: {use: deerflow.authz.rbac:RbacAuthorizationProvider, config: {roles: {user: {}}}}
+`, "gateway.tokens[0].role 'editor' is not defined; known roles: ['user']"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg := writeFile(t, dir, name+".yaml", tc.src)
+			code, _, errOut := runCLI(t, nil, "--config", cfg, "--home", dir, "tools", "list")
+			if code != 2 || !strings.Contains(errOut, tc.want) {
+				t.Errorf("exit %d: %s", code, errOut)
+			}
+		})
+	}
+}
