@@ -3,7 +3,7 @@
 //
 // The MCP tools of a run form a [Catalog], identified by a 16-hex hash of
 // its sorted names and schemas. The model sees only the names, listed in
-// the system prompt by [PromptSection]; it calls the tool_search tool
+// the system prompt by [Catalog.PromptSection]; it calls the tool_search tool
 // ([NewToolSearch]) to fetch full definitions, and every tool returned is
 // promoted: recorded in the thread state as {catalog_hash, names}
 // (thread.Promoted) so that the promotion survives later turns and is

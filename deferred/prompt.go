@@ -9,7 +9,7 @@ import (
 // DeerFlow applies to each name.
 var htmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&#x27;")
 
-// PromptSection returns the system-prompt block listing the deferred tool
+// promptSection returns the system-prompt block listing the deferred tool
 // names, sorted and HTML-escaped, one per line:
 //
 //	<available-deferred-tools>
@@ -18,7 +18,7 @@ var htmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"
 //	</available-deferred-tools>
 //
 // It returns "" when names is empty.
-func PromptSection(names []string) string {
+func promptSection(names []string) string {
 	if len(names) == 0 {
 		return ""
 	}
@@ -35,4 +35,4 @@ func PromptSection(names []string) string {
 }
 
 // PromptSection returns the <available-deferred-tools> block of c.
-func (c *Catalog) PromptSection() string { return PromptSection(c.Names()) }
+func (c *Catalog) PromptSection() string { return promptSection(c.Names()) }

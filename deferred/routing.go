@@ -20,9 +20,9 @@ import (
 // (the reference asserts the same order when it builds the chain).
 var ErrRoutingOrder = errors.New("McpRoutingMiddleware must be installed before DeferredToolFilterMiddleware (routing auto-promotion would otherwise be filtered out)")
 
-// DefaultAutoPromoteTopK is how many routed tools are promoted when the
+// defaultAutoPromoteTopK is how many routed tools are promoted when the
 // configuration leaves auto_promote_top_k unset.
-const DefaultAutoPromoteTopK = 3
+const defaultAutoPromoteTopK = 3
 
 // routedKey is the ModelCall.Context key under which the routing
 // middleware passes the routed names to the filter.
@@ -46,16 +46,16 @@ type Router struct {
 	hidden map[string]bool // routed tools that are deferred
 }
 
-// NewRouter builds the routing of tools (MCP tools carrying
+// newRouter builds the routing of tools (MCP tools carrying
 // Meta["mcp_server"] and Meta["mcp_tool"]) from the servers' routing in
 // the extensions file. A tool's entry in its server's "tools" map
 // overrides the fields it sets of the server's routing. topK is clamped
-// to 1..5 (≤ 0: [DefaultAutoPromoteTopK]). deferred lists the deferred
+// to 1..5 (≤ 0: [defaultAutoPromoteTopK]). deferred lists the deferred
 // tools (may be nil); it only changes the wording of the prompt hints.
-// NewRouter returns nil when no tool is routed.
-func NewRouter(tools []*tool.Tool, servers map[string]config.MCPServer, topK int, deferred *Catalog) *Router {
+// newRouter returns nil when no tool is routed.
+func newRouter(tools []*tool.Tool, servers map[string]config.MCPServer, topK int, deferred *Catalog) *Router {
 	if topK <= 0 {
-		topK = DefaultAutoPromoteTopK
+		topK = defaultAutoPromoteTopK
 	}
 	r := &Router{topK: min(max(topK, 1), 5), hidden: map[string]bool{}}
 	for _, t := range tools {

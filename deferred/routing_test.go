@@ -57,7 +57,7 @@ func TestRouting(t *testing.T) {
 	c := NewCatalog(tools)
 
 	t.Run("match", func(t *testing.T) {
-		r := NewRouter(tools, servers, 5, c)
+		r := newRouter(tools, servers, 5, c)
 		tests := []struct {
 			name     string
 			messages []model.Message
@@ -85,7 +85,7 @@ func TestRouting(t *testing.T) {
 	t.Run("top_k clamp", func(t *testing.T) {
 		msgs := userTurns("ticket bug lead wiki edit the docs")
 		for _, tt := range []struct{ topK, want int }{{0, 3}, {1, 1}, {2, 2}, {9, 5}, {-4, 3}} {
-			if got := len(NewRouter(tools, servers, tt.topK, c).Match(msgs)); got != tt.want {
+			if got := len(newRouter(tools, servers, tt.topK, c).Match(msgs)); got != tt.want {
 				t.Errorf("top_k %d: %d routed, want %d", tt.topK, got, tt.want)
 			}
 		}
@@ -145,7 +145,7 @@ func TestRouting(t *testing.T) {
 func TestRoutingPromptSection(t *testing.T) {
 	tools, servers := routedTools()
 	deferredOnly := NewCatalog(tools[:3]) // jira deferred, the rest bound
-	got := NewRouter(tools, servers, 3, deferredOnly).PromptSection()
+	got := newRouter(tools, servers, 3, deferredOnly).PromptSection()
 	want := strings.Join([]string{
 		"<mcp_routing_hints>",
 		"When the user's request involves ticket or bug:",
@@ -163,7 +163,7 @@ func TestRoutingPromptSection(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("PromptSection (-want +got):\n%s", diff)
 	}
-	if NewRouter(tools, map[string]config.MCPServer{}, 3, nil) != nil {
+	if newRouter(tools, map[string]config.MCPServer{}, 3, nil) != nil {
 		t.Error("router without routed tools is not nil")
 	}
 	if s := (*Router)(nil).PromptSection(); s != "" {
@@ -183,7 +183,7 @@ func ExampleRouter() {
 		"jira": {Routing: &config.Routing{Mode: "prefer", Priority: 10, Keywords: []string{"ticket", "jira"}},
 			Tools: map[string]json.RawMessage{"create_ticket": json.RawMessage(`{"routing":{"priority":20}}`)}},
 	}
-	r := NewRouter(tools, servers, 3, NewCatalog(tools))
+	r := newRouter(tools, servers, 3, NewCatalog(tools))
 	fmt.Println(r.Match([]model.Message{model.UserText("Open a Jira TICKET for the outage")}))
 	fmt.Println(r.PromptSection())
 	// Output:

@@ -65,13 +65,13 @@ func Setup(mcp []*tool.Tool, cfg config.ToolSearch) (*Deferred, error) {
 }
 
 // SetupRouted is Setup plus keyword routing from the extensions file's
-// MCP servers (DeerFlow's tool_search.py and mcp_routing_middleware.py): see [NewRouter].
+// MCP servers (DeerFlow's tool_search.py and mcp_routing_middleware.py): see [Router].
 func SetupRouted(mcp []*tool.Tool, cfg config.ToolSearch, servers map[string]config.MCPServer) (*Deferred, error) {
 	if !cfg.Enabled || len(mcp) == 0 {
 		return nil, nil
 	}
 	c := NewCatalog(mcp)
-	return setup(c, cfg, NewRouter(mcp, servers, cfg.AutoPromoteTopK, c))
+	return setup(c, cfg, newRouter(mcp, servers, cfg.AutoPromoteTopK, c))
 }
 
 // SetupCatalog is Setup over an already-built catalogue.

@@ -136,15 +136,18 @@ func (v *verdicts) add(r *rule, command string) {
 
 // matchesTool reports whether every matcher but command matches.
 func (r *rule) matchesTool(call *tool.Call) bool {
-	meta := call.Meta
+	return r.matchesLabels(call.Name, call.Meta) && (r.agent == "" || glob(r.agent, call.AgentName))
+}
+
+// matchesLabels reports whether the matchers on the tool itself (name,
+// source, MCP server, annotations) match.
+func (r *rule) matchesLabels(name string, meta map[string]string) bool {
 	switch {
-	case r.tool != "" && !glob(r.tool, call.Name):
+	case r.tool != "" && !glob(r.tool, name):
 		return false
 	case r.source != "" && sourceOf(meta) != r.source:
 		return false
 	case r.server != "" && !glob(r.server, meta[tool.MetaMCPServer]):
-		return false
-	case r.agent != "" && !glob(r.agent, call.AgentName):
 		return false
 	}
 	for k, want := range r.annotations {
