@@ -166,6 +166,7 @@ func loseFirstAnswers(t *testing.T) (*Store, *atomic.Int64) {
 // on a store that loses the answer of every first attempt that
 // succeeded: every write must be idempotent under its retry.
 func TestConformance_whenCommittedAnswersAreLost(t *testing.T) {
+	pgtest.URL(t) // skips the whole test, not each subtest, without a database
 	var lost atomic.Int64
 	storetest.Run(t, func(t *testing.T) store.Store {
 		s, n := loseFirstAnswers(t)
