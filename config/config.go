@@ -31,6 +31,7 @@ type Config struct {
 	ToolOutput      ToolOutput          `yaml:"tool_output"`
 	ReadBeforeWrite ReadBeforeWrite     `yaml:"read_before_write"`
 	LoopDetection   LoopDetection       `yaml:"loop_detection"`
+	ToolProgress    ToolProgress        `yaml:"tool_progress"`
 	Title           Title               `yaml:"title"`
 	Summarization   Summarization       `yaml:"summarization"`
 	TokenUsage      TokenUsage          `yaml:"token_usage"`
@@ -377,6 +378,7 @@ func Default() *Config {
 		ToolOutput:      defaultToolOutput(),
 		ReadBeforeWrite: ReadBeforeWrite{Enabled: true},
 		LoopDetection:   defaultLoopDetection(),
+		ToolProgress:    defaultToolProgress(),
 		Title:           defaultTitle(),
 		Summarization:   defaultSummarization(),
 		TokenUsage:      TokenUsage{Enabled: true},

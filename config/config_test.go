@@ -70,7 +70,7 @@ func TestParseDeerFlowExample(t *testing.T) {
 		"agent_storage", "agents_api", "channels",
 		"input_polish", "log_level", "logging", "max_recursion_limit", "mcp_tasks",
 		"memory", "run_events", "run_ownership", "safety_finish_reason", "scheduler",
-		"suggestions", "token_budget", "tool_progress",
+		"suggestions", "token_budget",
 	}
 	if diff := cmp.Diff(wantIgnored, c.Ignored); diff != "" {
 		t.Errorf("Ignored (-want +got):\n%s", diff)

@@ -32,6 +32,7 @@ func (p *parser) validate() {
 
 	p.validateToolOutput()
 	p.validateLoopDetection()
+	p.validateToolProgress()
 	p.validateTitle()
 	p.validateSummarization()
 	p.validateSandbox()

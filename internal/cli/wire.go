@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/antlerhq/antler/acptools"
+	"github.com/antlerhq/antler/agent"
 	"github.com/antlerhq/antler/authz"
 	"github.com/antlerhq/antler/builtin"
 	"github.com/antlerhq/antler/config"
@@ -52,6 +53,9 @@ type services struct {
 	authz *authz.Authorizer
 	// guard applies the guardrails section; nil when it is disabled.
 	guard *guardrails.Guard
+	// toolProgress is the tool_progress section's guard, shared by every
+	// run (wire_tool_progress.go); nil when the section is disabled.
+	toolProgress *agent.ToolProgressGuard
 }
 
 // wire builds the services of the app from its configuration: the
@@ -80,6 +84,7 @@ func (a *app) wire(ctx context.Context) error {
 	a.agents = customagent.New(a.layout, customagent.Options{Logger: a.logger})
 	a.wireBuiltins(ctx)
 	a.policy = skills.NewPolicy(skills.PolicyOptions{Store: a.skills, Logger: a.logger})
+	a.wireToolProgress()
 	if err := a.wireToolPolicy(); err != nil {
 		return err
 	}

@@ -97,7 +97,7 @@ func (a *app) toolMiddlewares() []tool.Middleware {
 	// The approval policy: after the budget, authorization and guardrails
 	// (a call they refuse is never asked about), before the skills policy.
 	mws = append(mws, a.approval())
-	return append(mws, a.policy.ToolMiddleware())
+	return append(append(mws, a.policy.ToolMiddleware()), a.toolProgressTool()...)
 }
 
 // modelMiddlewares are the model middlewares of the lead and of
@@ -109,6 +109,7 @@ func (a *app) modelMiddlewares() []tool.ModelMiddleware {
 		a.policy.ModelMiddleware(),
 		onlyWhenBound(builtin.ViewImageName, builtin.NewViewImageMiddleware(a.layout)),
 		unlessBound(builtin.ViewImageName, builtin.NewToolImageNoteMiddleware()),
+		a.toolProgressModel(),
 	}
 }
 
