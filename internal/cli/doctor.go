@@ -92,6 +92,7 @@ func runDoctor(ctx context.Context, g *globals, timeout time.Duration) []check {
 	r.checkTools(ctx, a)
 	r.checkModels(ctx, a, timeout)
 	r.checkMCP(ctx, a)
+	r.checkToolPolicy(ctx, a)
 	r.checkACP(a)
 	r.checkSkills(ctx, a, g.user)
 	return r.checks
