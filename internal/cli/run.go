@@ -217,7 +217,7 @@ func (r *renderer) event(ev agent.Event) {
 		fmt.Fprintf(r.errw, "%s %s (%s)\n", mark, ev.Name, time.Duration(ev.DurationMS*float64(time.Millisecond)).Round(time.Millisecond))
 		r.status.show("thinking…")
 		r.tools.end(ev)
-	case tool.ProgressEvent:
+	case tool.ProgressEvent, agent.EventTaskRunning:
 		r.tools.report(ev)
 	case agent.EventClarification:
 		r.endLine()

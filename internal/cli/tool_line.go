@@ -59,15 +59,17 @@ func (l *toolLine) start(ev agent.Event) {
 	l.showLocked()
 }
 
-// report records a call's progress (a tool.ProgressEvent) and shows the
-// line.
+// report records a call's progress (a tool.ProgressEvent, or a task
+// call's task_running: its subagent's step) and shows the line.
 func (l *toolLine) report(ev agent.Event) {
 	if l == nil {
 		return
 	}
 	p, ok := ev.Data.(tool.Progress)
 	if !ok {
-		return
+		if p, ok = taskStep(ev.Data); !ok {
+			return
+		}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -171,4 +173,20 @@ func (r *renderer) tick() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.tools.tick()
+}
+
+// taskStep is the progress a task_running event stands for: the
+// subagent's step.
+func taskStep(data any) (tool.Progress, bool) {
+	m, ok := data.(map[string]any)
+	if !ok || m["type"] != string(agent.EventTaskRunning) {
+		return tool.Progress{}, false
+	}
+	switch n := m["message_index"].(type) {
+	case int:
+		return tool.Progress{Message: fmt.Sprintf("subagent step %d", n)}, true
+	case float64:
+		return tool.Progress{Message: fmt.Sprintf("subagent step %d", int(n))}, true
+	}
+	return tool.Progress{Message: "subagent working"}, true
 }

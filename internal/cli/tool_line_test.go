@@ -43,7 +43,9 @@ func TestRendererToolLine(t *testing.T) {
 		{"the quiet call shows its elapsed time", 5 * time.Second, nil, "running index_repo: reading files 33% (6s) · bash (6s)"},
 		{"a report without total or message", 0, &agent.Event{Type: tool.ProgressEvent, ToolCallID: "c1", Name: "index_repo",
 			Data: tool.Progress{Progress: 7}}, "running index_repo (7) · bash (6s)"},
-		{"the first ends", 0, &agent.Event{Type: agent.EventToolEnd, ToolCallID: "c1", Name: "index_repo"}, "running bash (6s)"},
+		{"a task call shows its subagent's step", 0, &agent.Event{Type: agent.EventTaskRunning, ToolCallID: "c2", Name: "bash",
+			Data: map[string]any{"type": "task_running", "task_id": "c2", "message_index": 4}}, "running index_repo (7) · bash: subagent step 4"},
+		{"the first ends", 0, &agent.Event{Type: agent.EventToolEnd, ToolCallID: "c1", Name: "index_repo"}, "running bash: subagent step 4"},
 		{"the last ends", 0, &agent.Event{Type: agent.EventToolEnd, ToolCallID: "c2", Name: "bash"}, "thinking…"},
 		{"ticks with nothing running draw nothing", 10 * time.Second, nil, "thinking…"},
 	}
