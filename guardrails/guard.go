@@ -34,7 +34,7 @@ type Options struct {
 	// Record, if set, receives the audit event of every denied call and of
 	// every call let through after a provider failure (DeerFlow's
 	// middleware:guardrail journal event); its error is logged and changes
-	// nothing. Allowed calls are not recorded.
+	// nothing. Allowed calls are not recorded. Nil logs the event instead.
 	Record func(ctx context.Context, ev Event) error
 	// Logger; nil discards.
 	Logger *slog.Logger
@@ -223,6 +223,10 @@ func (g *Guard) record(ctx context.Context, req *Request, d Decision, action str
 		}
 	}
 	if g.opts.Record == nil {
+		// No journal: the audit event goes to the log.
+		g.opts.Logger.Warn("middleware:guardrail", "action", ev.Action, "tool", ev.ToolName, "tool_call_id", ev.ToolCallID,
+			"agent_id", ev.AgentID, "is_subagent", ev.IsSubagent, "user_role", ev.UserRole, "allow", ev.Allow,
+			"policy_id", ev.PolicyID, "reason_codes", ev.ReasonCodes, "fail_closed", ev.FailClosed, "provider_error", ev.ProviderError)
 		return
 	}
 	if err := g.opts.Record(ctx, ev); err != nil {

@@ -316,3 +316,16 @@ func TestGuard_longReasonMessagesAreClippedInEvents(t *testing.T) {
 		t.Errorf("codes %v, %d messages of %d runes", ev.ReasonCodes, len(ev.ReasonMessages), len([]rune(ev.ReasonMessages[0])))
 	}
 }
+
+// Without a recorder, the audit event of a deny is logged.
+func TestGuard_auditEventIsLoggedWithoutRecorder(t *testing.T) {
+	var logs strings.Builder
+	g := newGuard(t, Options{Provider: denyAll(), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	run(t, g, "bash", map[string]any{"user_role": "user"})
+	for _, want := range []string{"msg=middleware:guardrail", "action=deny_tool_call", "tool=bash", "user_role=user",
+		"policy_id=test.deny.v1", "reason_codes=[oap.denied]"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log %q lacks %q", logs.String(), want)
+		}
+	}
+}
