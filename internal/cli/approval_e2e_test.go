@@ -265,3 +265,37 @@ func TestE2EApproval_serveCardAndAnswers(t *testing.T) {
 		t.Errorf("the model did not read the reason:\n%s", stream)
 	}
 }
+
+// antler tools call: the operator's own call is not asked about, but a
+// deny rule of the tool policy refuses it.
+func TestApproval_toolsCallHonoursDenyAndSkipsAsk(t *testing.T) {
+	tests := []struct {
+		name, rule, want string
+		code             int
+		written          bool
+	}{
+		{"ask runs: the operator made the call", "{action: ask, tool: write_file}", "OK", 0, true},
+		{"deny refuses", `{action: deny, tool: write_file, reason: "read-only here"}`,
+			"Error: the tool policy does not allow this call to write_file (tool_policy.rules[0]: read-only here)", 1, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := writeFile(t, dir, "config.yaml", `tools:
+  - {name: write_file, group: file:write, use: deerflow.sandbox.tools:write_file_tool}
+sandbox: {use: deerflow.sandbox.local:LocalSandboxProvider}
+tool_policy:
+  rules:
+    - `+tt.rule+"\n")
+			home := filepath.Join(dir, "home")
+			code, out, errOut := runCLI(t, nil, "--config", cfg, "--home", home, "tools", "call", "write_file", "--thread", "t1",
+				"--args", `{"description":"save","path":"/mnt/user-data/outputs/a.txt","content":"hi"}`)
+			if code != tt.code || !strings.Contains(out+errOut, tt.want) {
+				t.Errorf("exit %d (want %d), output %q %q", code, tt.code, out, errOut)
+			}
+			if _, err := os.Stat(outputFile(home, "t1", "a.txt")); (err == nil) != tt.written {
+				t.Errorf("file written: %v, want %v", err == nil, tt.written)
+			}
+		})
+	}
+}

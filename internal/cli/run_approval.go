@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -103,10 +102,4 @@ func approvalReply(line string) string {
 		return strings.TrimSpace(agent.AnswerReject + ": " + strings.TrimSpace(rest))
 	}
 	return strings.TrimSpace(line)
-}
-
-// isApprovalWait reports whether err is approvalWait's.
-func isApprovalWait(err error) bool {
-	var ee *exitError
-	return errors.As(err, &ee) && ee.code == exitApproval
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/antlerhq/antler/agent"
 	"github.com/antlerhq/antler/builtin"
 	"github.com/antlerhq/antler/deferred"
 	"github.com/antlerhq/antler/store"
@@ -175,8 +176,8 @@ func readArgs(s string, stdin io.Reader) (json.RawMessage, error) {
 // callTool runs one tool outside any agent loop, as the app's user on the
 // given thread, through tool.Invoke: a panic or a handler's Go error is an
 // error result, as the model would see it; only cancellation is an error.
-// The guardrails section applies: a denied call does not run and its
-// result is the deny.
+// The guardrails section and the tool policy's deny rules apply: a
+// denied call does not run and its result is the deny.
 func (a *app) callTool(ctx context.Context, t *tool.Tool, threadID, agentName string, args json.RawMessage) (res *tool.Result, err error) {
 	state, err := a.threadState(ctx, threadID)
 	if err != nil {
@@ -198,7 +199,10 @@ func (a *app) callTool(ctx context.Context, t *tool.Tool, threadID, agentName st
 	if denied, err := a.guard.Check(ctx, call, args); err != nil || denied != nil {
 		return denied, err
 	}
-	res, err = tool.Invoke(ctx, t.Handler, call, args)
+	// The tool policy applies as in a run, except that an ask is answered
+	// by the operator, who made the call: a deny does not run.
+	h := agent.Approval(agent.ApprovalOptions{Decider: appDecider{a}, AskIsAllow: true, Logger: a.logger})(t.Handler)
+	res, err = tool.Invoke(ctx, h, call, args)
 	if err != nil {
 		return nil, err
 	}
