@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -104,9 +105,14 @@ func TestGuardrails_toolsCallPrintsTheDeny(t *testing.T) {
 // every command with exit 2, naming file, line and key.
 func TestGuardrails_unknownProviderIsAConfigError(t *testing.T) {
 	cfg, home := e2eConfig(t, "http://127.0.0.1:1/v1")
+	before, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	useLine := strings.Count(string(before), "\n") + 4
 	appendFile(t, cfg, "guardrails:\n  enabled: true\n  provider:\n    use: aport_guardrails.providers.generic:OAPGuardrailProvider\n")
 	code, _, errOut := runCLI(t, nil, "--config", cfg, "--home", home, "tools", "list")
-	if code != 2 || !strings.Contains(errOut, "config.yaml:14: guardrails.provider.use: unknown guardrail provider") {
+	if want := fmt.Sprintf("config.yaml:%d: guardrails.provider.use: unknown guardrail provider", useLine); code != 2 || !strings.Contains(errOut, want) {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 }
