@@ -48,6 +48,16 @@ type Config struct {
 	Authorization   Authorization       `yaml:"authorization"`
 	ToolPolicy      ToolPolicy          `yaml:"tool_policy"` // Antler's own section
 
+	// AllowUnenforced names DeerFlow sections that restrict what runs or
+	// who may run it, which Antler does not enforce, and which the
+	// operator accepts going unenforced: without it such a section stops
+	// serve, run and chat (see IgnoredSection). Each section is named on
+	// its own, so that no opt-out covers a section added later.
+	AllowUnenforced []string `yaml:"allow_unenforced"` // Antler's own key
+
+	// IgnoredSections are the sections of Ignored, sorted by name, each
+	// with its line and whether it restricts.
+	IgnoredSections []IgnoredSection `yaml:"-"`
 	// Ignored lists, sorted, the top-level sections present in the file that
 	// Antler accepts but does not implement (memory, guardrails, ...), including
 	// the names in Unknown.

@@ -19,10 +19,13 @@ type Extensions struct {
 	Path       string               // absolute path it was loaded from, "" if none
 	MCPServers map[string]MCPServer // by server name
 	Skills     map[string]SkillState
-	// Middlewares and MCPInterceptors are DeerFlow Python hooks; they are
-	// accepted (a string or a list) and kept for diagnostics only.
+	// Middlewares and MCPInterceptors are DeerFlow Python hooks (a string
+	// or a list); Antler cannot run them, so a non-empty list stops serve,
+	// run and chat unless config.yaml's allow_unenforced names it.
 	Middlewares     []string
 	MCPInterceptors []string
+	// HookLines is the line of the middlewares and mcpInterceptors keys.
+	HookLines map[string]int
 	// Warnings are soft problems, such as a missing $VAR outside the headers
 	// and env of an enabled server (the value became "").
 	Warnings []string
@@ -200,6 +203,7 @@ func ParseExtensions(file string, data []byte, lookupEnv func(string) (string, b
 	if e.MCPInterceptors, err = x.stringOrList(top, "mcpInterceptors"); err != nil {
 		return nil, err
 	}
+	e.HookLines = map[string]int{"middlewares": x.keyLine("middlewares"), "mcpInterceptors": x.keyLine("mcpInterceptors")}
 	slices.Sort(e.Warnings)
 	return e, nil
 }

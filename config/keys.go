@@ -30,7 +30,7 @@ func sectionKind(name string) int {
 // test checks that they are exactly the yaml keys of [Config].
 func implementedSections() []string {
 	return []string{
-		"acp_agents", "authorization", "config_version", "database", "gateway", "guardrails", "loop_detection", "models",
+		"acp_agents", "allow_unenforced", "authorization", "config_version", "database", "gateway", "guardrails", "loop_detection", "models",
 		"read_before_write", "sandbox", "skill_evolution", "skill_scan", "skills",
 		"subagents", "summarization", "title", "token_usage", "tool_groups", "tool_output", "tool_policy", "tool_progress", "tool_search", "tools", "uploads",
 	}

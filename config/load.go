@@ -157,12 +157,15 @@ func (p *parser) parse(data []byte) error {
 			}
 		case sectionDeerFlow:
 			p.cfg.Ignored = append(p.cfg.Ignored, name)
+			p.cfg.IgnoredSections = append(p.cfg.IgnoredSections, ignoredSection(p.file, name, k.Line, v, true))
 		default:
 			p.cfg.Ignored = append(p.cfg.Ignored, name)
 			p.cfg.Unknown = append(p.cfg.Unknown, name)
+			p.cfg.IgnoredSections = append(p.cfg.IgnoredSections, ignoredSection(p.file, name, k.Line, v, false))
 		}
 	}
 	slices.Sort(p.cfg.Ignored)
+	slices.SortFunc(p.cfg.IgnoredSections, func(a, b IgnoredSection) int { return strings.Compare(a.Name, b.Name) })
 	slices.Sort(p.cfg.Unknown)
 	if len(p.errs) > 0 {
 		return p.result()
@@ -180,6 +183,7 @@ func (p *parser) parse(data []byte) error {
 	p.sandboxOptions(kept)
 	p.postDecode()
 	p.validate()
+	p.validateAllowUnenforced()
 	return p.result()
 }
 

@@ -40,7 +40,11 @@ func newDoctorCmd(g *globals) *cobra.Command {
 		Long: `Check everything a run depends on, one line per check with ok, warn or
 fail and the reason: the config files load, the tool list assembles, each
 model's endpoint answers a cheap request, each enabled MCP server connects
-and lists its tools, each ACP agent's command exists, skills parse.
+and lists its tools, each ACP agent's command exists, skills parse. Each
+DeerFlow section config.yaml sets that Antler does not implement gets a
+"section" line: fail when it restricts what runs or who may run it (serve,
+run and chat refuse to start until allow_unenforced names it), warn
+otherwise.
 
 Exits 1 when any check fails.`,
 		Args: cobra.NoArgs,
@@ -114,6 +118,9 @@ func (r *doctorReport) checkConfig(a *app, start time.Time) {
 	r.add("config", a.cfg.Path, "ok", fmt.Sprintf("%d models, %d tools", len(a.cfg.Models), len(a.cfg.Tools)), start)
 	for _, w := range a.cfg.Warnings {
 		r.add("config", a.cfg.Path, "warn", w, start)
+	}
+	for _, n := range a.ignoredNotices() {
+		r.add("section", n.name, n.status, n.where+": "+n.detail, start)
 	}
 	if a.paths.Extensions == "" {
 		r.add("extensions", "-", "ok", "no extensions_config.json (no MCP servers)", start)

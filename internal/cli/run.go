@@ -125,6 +125,10 @@ func newSession(ctx context.Context, g *globals, f *runFlags) (*session, error) 
 		return nil, err
 	}
 	a.approveAll = f.approveAll
+	if err := a.refuseUnenforced(); err != nil {
+		a.Close()
+		return nil, err
+	}
 	st, leases, err := a.sessionStore()
 	if err != nil {
 		a.Close()

@@ -63,6 +63,9 @@ func serve(ctx context.Context, g *globals, addr string) error {
 		return err
 	}
 	defer a.Close()
+	if err := a.refuseUnenforced(); err != nil {
+		return err
+	}
 	gw, serveGateway, err := a.buildGateway()
 	if err != nil {
 		return err

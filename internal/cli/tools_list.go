@@ -42,6 +42,7 @@ With --json, print an array of {"name", "source": "config|builtin|mcp|acp",
 				return err
 			}
 			defer a.Close()
+			a.writeIgnored(a.stderr)
 			ts, err := a.toolsFor(c.Context(), &af, "")
 			if err != nil {
 				return err

@@ -1,0 +1,165 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+)
+
+// TestSectionRules_coverEveryDeerFlowSection: every DeerFlow section
+// Antler does not implement has exactly one rule with a reason, so that a
+// section added to deerFlowSections must be classified. (A rule may
+// outlive its section's move to implementedSections; it is then unused.)
+func TestSectionRules_coverEveryDeerFlowSection(t *testing.T) {
+	rules := map[string]int{}
+	for _, r := range deerFlowSectionRules() {
+		if r.reason == "" {
+			t.Errorf("%s: no reason", r.name)
+		}
+		if sectionKind(r.name) == sectionUnknown {
+			t.Errorf("rule for %q, which is no section", r.name)
+		}
+		rules[r.name]++
+	}
+	for _, name := range deerFlowSections() {
+		if rules[name] != 1 {
+			t.Errorf("%s: %d rules, want 1", name, rules[name])
+		}
+	}
+}
+
+// TestIgnoredSections_restrictsAsSet: whether a set section restricts
+// depends on what it sets.
+func TestIgnoredSections_restrictsAsSet(t *testing.T) {
+	for _, tc := range []struct {
+		name, src string
+		want      bool
+	}{
+		{"auth restricts", "auth:\n  local:\n    allow_registration: false\n", true},
+		{"null auth sets nothing", "auth:\n", false},
+		{"token_budget enabled restricts", "token_budget:\n  enabled: true\n  max_tokens: 5000\n", true},
+		{"token_budget disabled does not", "token_budget:\n  enabled: false\n", false},
+		{"token_budget without enabled is off as in DeerFlow", "token_budget:\n  max_tokens: 5000\n", false},
+		{"safety_finish_reason is on by default", "safety_finish_reason:\n  detectors: null\n", true},
+		{"safety_finish_reason disabled does not", "safety_finish_reason:\n  enabled: false\n", false},
+		{"agents_api closed restricts", "agents_api:\n  enabled: false\n", true},
+		{"agents_api open does not", "agents_api:\n  enabled: true\n", false},
+		{"an enabled flag that is not a boolean restricts", "token_budget:\n  enabled: maybe\n", true},
+		{"max_recursion_limit under Antler's cap restricts", "max_recursion_limit: 20\n", true},
+		{"max_recursion_limit over Antler's cap does not", "max_recursion_limit: 1000\n", false},
+		{"an enabled plugin restricts", "plugins:\n  - name: x\n    use: x:install\n", true},
+		{"disabled plugins do not", "plugins:\n  - name: x\n    use: x:install\n    enabled: false\n", false},
+		{"middlewares restrict", "middlewares:\n  - my.mod:Guard\n", true},
+		{"memory does not", "memory:\n  enabled: true\n", false},
+		{"channels do not", "channels:\n  slack:\n    enabled: true\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := mustParse(t, tc.src, anyEnv)
+			if len(c.IgnoredSections) != 1 {
+				t.Fatalf("IgnoredSections = %+v", c.IgnoredSections)
+			}
+			if s := c.IgnoredSections[0]; s.Restricts != tc.want || s.Line != 1 || s.File != "config.yaml" || s.Reason == "" {
+				t.Errorf("section = %+v, want Restricts %v on config.yaml:1 with a reason", s, tc.want)
+			}
+		})
+	}
+}
+
+// TestUnenforcedError_namesFileLineSectionAndWhy is the refusal: a set
+// restrictive section is a *Error with its place and reason.
+func TestUnenforcedError_namesFileLineSectionAndWhy(t *testing.T) {
+	c := mustParse(t, "models: []\ntoken_budget:\n  enabled: true\nmemory:\n  enabled: true\n", anyEnv)
+	err := c.UnenforcedError()
+	var ce *Error
+	if !errors.As(err, &ce) {
+		t.Fatalf("UnenforcedError() = %v, want a *Error", err)
+	}
+	if ce.File != "config.yaml" || ce.Line != 2 || ce.Key != "token_budget" || !strings.Contains(ce.Msg, "per-run token ceiling") ||
+		!strings.Contains(ce.Msg, "allow_unenforced") {
+		t.Errorf("error = %v", ce)
+	}
+	if strings.Contains(err.Error(), "memory") {
+		t.Errorf("a section that does not restrict is refused: %v", err)
+	}
+}
+
+func TestAllowUnenforced(t *testing.T) {
+	c := mustParse(t, "token_budget:\n  enabled: true\nauth: {local: {}}\nallow_unenforced: [token_budget]\n", anyEnv)
+	err := c.UnenforcedError()
+	if err == nil || strings.Contains(err.Error(), "token_budget") || !strings.Contains(err.Error(), "auth") {
+		t.Errorf("UnenforcedError() = %v, want only auth refused (the opt-out names token_budget alone)", err)
+	}
+	i := slices.IndexFunc(c.IgnoredSections, func(s IgnoredSection) bool { return s.Name == "token_budget" })
+	if i < 0 || !c.IgnoredSections[i].Allowed || c.IgnoredSections[i].Refused() {
+		t.Errorf("token_budget = %+v, want allowed", c.IgnoredSections)
+	}
+
+	c = mustParse(t, "allow_unenforced: [token_budget]\n", anyEnv)
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "token_budget") {
+		t.Errorf("Warnings = %v, want one about an opt-out for a section the file does not set", c.Warnings)
+	}
+
+	for _, name := range []string{"memory", "guardrails", "everything"} {
+		_, err := Parse("config.yaml", []byte("allow_unenforced: ["+name+"]\n"), anyEnv)
+		var ce *Error
+		if !errors.As(err, &ce) || ce.Key != "allow_unenforced[0]" || ce.Line != 1 {
+			t.Errorf("allow_unenforced: [%s]: err = %v, want a load error at allow_unenforced[0]", name, err)
+		}
+	}
+}
+
+// TestDeerFlowExample_refusedSections: DeerFlow's own example config sets
+// one section Antler refuses (safety_finish_reason, on by default).
+func TestDeerFlowExample_refusedSections(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "deerflow-config.example.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Parse("deerflow-config.example.yaml", data, anyEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refused []string
+	for _, s := range c.IgnoredSections {
+		if s.Refused() {
+			refused = append(refused, s.Name)
+		}
+	}
+	t.Logf("refused: %v", refused)
+	if len(refused) == 0 {
+		t.Error("no section of DeerFlow's example is refused")
+	}
+}
+
+// TestExtensionsUnenforcedError: the Python hooks of extensions_config.json
+// are refused with their line unless allow_unenforced names each key.
+func TestExtensionsUnenforcedError(t *testing.T) {
+	src := "{\n  \"mcpServers\": {},\n  \"middlewares\": [\"my_company.mw:DomainGuardMiddleware\"],\n  \"mcpInterceptors\": \"my.icpt:Deny\"\n}\n"
+	e, err := ParseExtensions("extensions_config.json", []byte(src), anyEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Path = "extensions_config.json"
+	err = e.UnenforcedError(nil)
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Line != 3 || ce.Key != "middlewares" || !strings.Contains(ce.Msg, "DomainGuardMiddleware") {
+		t.Errorf("UnenforcedError(nil) = %v, want middlewares at line 3 first", err)
+	}
+	if !strings.Contains(err.Error(), "mcpInterceptors") {
+		t.Errorf("UnenforcedError(nil) = %v, want mcpInterceptors too", err)
+	}
+	err = e.UnenforcedError([]string{AllowExtensionMiddlewares})
+	if err == nil || strings.Contains(err.Error(), "DomainGuard") {
+		t.Errorf("with middlewares allowed: %v, want only mcpInterceptors", err)
+	}
+	if err := e.UnenforcedError([]string{AllowExtensionMiddlewares, AllowExtensionMCPInterceptors}); err != nil {
+		t.Errorf("both allowed: %v", err)
+	}
+	if c := mustParse(t, "allow_unenforced: [extensions_config.middlewares]\n", anyEnv); len(c.AllowUnenforced) != 1 {
+		t.Errorf("AllowUnenforced = %v", c.AllowUnenforced)
+	}
+}

@@ -1,0 +1,164 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/antlerhq/antler/model/modeltest"
+)
+
+// unenforcedConfig is runConfig with extra sections appended.
+func unenforcedConfig(t *testing.T, url, extra string) (cfg, home string) {
+	t.Helper()
+	dir := t.TempDir()
+	return writeFile(t, dir, "config.yaml", runConfig(url)+extra), filepath.Join(dir, "home")
+}
+
+// tokenBudget is a DeerFlow section that restricts and that Antler does
+// not implement; it starts on line 12 of unenforcedConfig.
+const tokenBudget = "token_budget:\n  enabled: true\n  max_tokens: 5000\n"
+
+func TestDoctor_namesIgnoredSections(t *testing.T) {
+	cfg, home := unenforcedConfig(t, "http://127.0.0.1:1/v1", tokenBudget+"memory:\n  enabled: true\nauth:\n  local: {allow_registration: false}\nallow_unenforced: [auth]\n")
+	_, out, errOut := runCLI(t, nil, "--config", cfg, "--home", home, "doctor", "--json", "--timeout", "1s")
+	var checks []check
+	if err := json.Unmarshal([]byte(out), &checks); err != nil {
+		t.Fatalf("%v: %s %s", err, out, errOut)
+	}
+	got := map[string]check{}
+	for _, c := range checks {
+		if c.Check == "section" {
+			got[c.Name] = c
+		}
+	}
+	for name, want := range map[string]struct{ status, detail string }{
+		"token_budget": {"fail", "config.yaml:12: restricts and is not enforced; serve, run and chat refuse to start"},
+		"memory":       {"warn", "ignored, restricts nothing"},
+		"auth":         {"warn", "restricts and is NOT enforced (accepted by allow_unenforced)"},
+	} {
+		c, ok := got[name]
+		if !ok || c.Status != want.status || !strings.Contains(c.Detail, want.detail) {
+			t.Errorf("section %s = %+v, want %s with %q", name, c, want.status, want.detail)
+		}
+	}
+	if len(got) != 3 {
+		t.Errorf("section lines = %v, want 3", got)
+	}
+}
+
+func TestToolsList_namesIgnoredSections(t *testing.T) {
+	cfg, home := unenforcedConfig(t, "http://127.0.0.1:1/v1", tokenBudget+"tracing: {}\n")
+	code, out, errOut := runCLI(t, nil, "--config", cfg, "--home", home, "tools", "list", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !json.Valid([]byte(out)) {
+		t.Errorf("stdout is not the JSON tool list: %s", out)
+	}
+	for _, want := range []string{"config.yaml:12: token_budget: restricts and is not enforced", "tracing: ignored, restricts nothing"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+}
+
+// TestServeRunChat_refuseUnenforcedRestrictiveSection: exit 2 with the
+// file, line, section and why, before anything runs.
+func TestServeRunChat_refuseUnenforcedRestrictiveSection(t *testing.T) {
+	srv := modeltest.NewServer(t)
+	for _, args := range [][]string{{"run", "hello"}, {"chat"}, {"serve", "--addr", "127.0.0.1:0"}} {
+		t.Run(args[0], func(t *testing.T) {
+			cfg, home := unenforcedConfig(t, srv.URL, tokenBudget)
+			code, _, errOut := runCLI(t, nil, append([]string{"--config", cfg, "--home", home}, args...)...)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2; stderr %s", code, errOut)
+			}
+			for _, want := range []string{cfg + ":12: token_budget:", "per-run token ceiling", "allow_unenforced"} {
+				if !strings.Contains(errOut, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, errOut)
+				}
+			}
+		})
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("the model was called %d times", n)
+	}
+}
+
+func TestRun_refusesExtensionsMiddlewares(t *testing.T) {
+	srv := modeltest.NewServer(t)
+	cfg, home := unenforcedConfig(t, srv.URL, "")
+	ext := writeFile(t, filepath.Dir(cfg), "extensions_config.json", "{\n  \"mcpServers\": {},\n  \"middlewares\": [\"acme.mw:DomainGuard\"]\n}\n")
+	code, _, errOut := runCLI(t, nil, "--config", cfg, "--extensions", ext, "--home", home, "run", "hello")
+	if code != 2 || !strings.Contains(errOut, ext+":3: middlewares:") || !strings.Contains(errOut, "acme.mw:DomainGuard") {
+		t.Errorf("exit %d, stderr %s; want 2 naming the extensions file's middlewares", code, errOut)
+	}
+}
+
+// TestRun_allowUnenforcedStartsWithWarning: the opt-out lets the run
+// start, and the log says what is not enforced.
+func TestRun_allowUnenforcedStartsWithWarning(t *testing.T) {
+	srv := modeltest.NewServer(t, modeltest.Turn{Text: "hi"})
+	cfg, home := unenforcedConfig(t, srv.URL, tokenBudget+"allow_unenforced: [token_budget]\n")
+	code, _, errOut := runCLI(t, nil, "--config", cfg, "--home", home, "run", "hello")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(errOut, "level=WARN") || !strings.Contains(errOut, "section=token_budget") || !strings.Contains(errOut, "NOT enforced") {
+		t.Errorf("stderr lacks the warning:\n%s", errOut)
+	}
+}
+
+// TestServe_allowUnenforcedStartsWithWarning: serve starts with the
+// opt-out and names the section in its log before it listens.
+func TestServe_allowUnenforcedStartsWithWarning(t *testing.T) {
+	srv := modeltest.NewServer(t)
+	cfg, home := unenforcedConfig(t, srv.URL, tokenBudget+"allow_unenforced: [token_budget]\n")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		opts := Options{Stdout: io.Discard, Stderr: pw, Stdin: strings.NewReader(""), Getenv: func(string) string { return "" }}
+		code := Main(ctx, []string{"--config", cfg, "--home", home, "serve", "--addr", "127.0.0.1:0"}, opts)
+		pw.Close()
+		done <- code
+	}()
+	var before []string
+	listening := false
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), "listening on") {
+			listening = true
+			break
+		}
+		before = append(before, sc.Text())
+	}
+	go io.Copy(io.Discard, pr)
+	cancel()
+	if code := <-done; !listening || code != 0 {
+		t.Fatalf("serve did not start and stop cleanly (exit %d): %v", code, before)
+	}
+	if log := strings.Join(before, "\n"); !strings.Contains(log, "section=token_budget") || !strings.Contains(log, "NOT enforced") {
+		t.Errorf("serve's start does not name the unenforced section:\n%s", log)
+	}
+}
+
+// TestRun_nonRestrictiveIgnoredSectionOnlyWarns: a DeerFlow section that
+// restricts nothing never stops a run; it is named in the log.
+func TestRun_nonRestrictiveIgnoredSectionOnlyWarns(t *testing.T) {
+	srv := modeltest.NewServer(t, modeltest.Turn{Text: "hi"})
+	cfg, home := unenforcedConfig(t, srv.URL, "memory:\n  enabled: true\n")
+	code, _, errOut := runCLI(t, nil, "--config", cfg, "--home", home, "run", "hello")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(errOut, "section=memory") || !strings.Contains(errOut, "restricts nothing") {
+		t.Errorf("stderr lacks the warning about memory:\n%s", errOut)
+	}
+}
