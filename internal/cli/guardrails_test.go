@@ -3,6 +3,8 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -230,5 +232,35 @@ esac
 	}
 	if !slices.Equal(tools, []string{"task:lead:t1", "write_file:subagent:t1"}) {
 		t.Errorf("requests the provider saw: %v", tools)
+	}
+}
+
+// Through `antler serve` (DeerFlow's frontend path): the deny is the
+// tool message of the stream and the model reads it; the file is not
+// written.
+func TestGuardrails_serveRunStreamsTheDeny(t *testing.T) {
+	srv := modeltest.NewServer(t,
+		modeltest.Turn{ToolCalls: []model.ToolCall{toolCall("w1", "write_file",
+			`{"description":"save","path":"/mnt/user-data/outputs/a.txt","content":"hi"}`)}},
+		modeltest.Turn{Text: "I may not write files"})
+	cfg, home := e2eConfig(t, srv.URL)
+	appendFile(t, cfg, deerFlowGuardrails)
+	url, stop := startServe(t, nil, "--config", cfg, "--home", home)
+	defer stop()
+	body := `{"input":{"messages":[{"type":"human","content":"save hi"}]},"stream_mode":["values"]}`
+	resp, err := http.Post(url+"/api/langgraph/threads/t1/runs/stream", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(data), `"content":"`+writeFileDenied+`"`) || !strings.Contains(string(data), `"status":"error"`) {
+		t.Errorf("stream lacks the error tool message:\n%s", data)
+	}
+	if m := toolMessage(srv.Requests(), "w1"); m == nil || m.Content != writeFileDenied {
+		t.Errorf("tool message the model read: %+v", m)
+	}
+	if _, err := os.Stat(filepath.Join(home, "users", "default", "threads", "t1", "user-data", "outputs", "a.txt")); !os.IsNotExist(err) {
+		t.Errorf("write_file ran: stat err %v", err)
 	}
 }
