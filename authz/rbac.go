@@ -250,7 +250,7 @@ func (r *RBAC) ValidateRole(role, field string) error {
 // whether there is one (none: unrestricted).
 func (r *RBAC) resolve(p Principal, resource, field string) (policy, bool, error) {
 	if p.Role == "" {
-		return policy{}, false, errors.New("Principal has no role; cannot evaluate RBAC policy") //lint:ignore ST1005 DeerFlow's message
+		return policy{}, false, errors.New("Principal has no role; cannot evaluate RBAC policy")
 	}
 	if err := r.ValidateRole(p.Role, "role"); err != nil {
 		return policy{}, false, err

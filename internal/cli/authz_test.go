@@ -114,3 +114,15 @@ authorization:
 		})
 	}
 }
+
+// TestAuthz_toolsListWithoutModels: with no model configured, tools list
+// --user still shows only what the user's role may bind.
+func TestAuthz_toolsListWithoutModels(t *testing.T) {
+	dir := t.TempDir()
+	src := authzConfig("http://127.0.0.1:1")
+	src = "models: []\n" + src[strings.Index(src, "sandbox:"):]
+	cfg := writeFile(t, dir, "config.yaml", src)
+	if got := listedTools(t, cfg, dir, "bob"); slices.Contains(got, "bash") || !slices.Contains(got, "echo") {
+		t.Errorf("tools list --user bob = %v", got)
+	}
+}

@@ -174,7 +174,11 @@ func (a *app) toolsFor(ctx context.Context, f *assemblyFlags, threadID string) (
 // toolsWith is toolsFor with the assembler asm.
 func (a *app) toolsWith(ctx context.Context, asm *toolset.Assembler, f *assemblyFlags, threadID string) (*toolset.Toolset, error) {
 	if len(a.cfg.Models) == 0 {
-		return a.assemble(ctx, asm, f)
+		ts, err := a.assemble(ctx, asm, f)
+		if err == nil { // the factory's filter, without a factory
+			ts.Entries = agent.FilterEntries(ctx, a.authz, map[string]any{"user_id": a.g.user, "user_role": a.userRole()}, ts.Entries)
+		}
+		return ts, err
 	}
 	opts := a.factoryOptions(nil)
 	opts.Assembler = asm
