@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/antlerhq/antler/config"
@@ -98,8 +99,8 @@ func (s *Settings) StringMap(key string) map[string]string {
 	return out
 }
 
-// Seconds returns a positive duration given in seconds, def when absent.
-// At most max.
+// Seconds returns a duration given in seconds (more than 0, at most
+// limit), def when absent.
 func (s *Settings) Seconds(key string, def, limit time.Duration) time.Duration {
 	v, ok := s.get(key)
 	if !ok {
@@ -148,16 +149,8 @@ func (s *Settings) Done() error {
 }
 
 func knownKeys(seen map[string]bool) string {
-	keys := slices.Sorted(maps.Keys(seen))
-	out := ""
-	for i, k := range keys {
-		if i > 0 {
-			out += ", "
-		}
-		out += k
-	}
-	if out == "" {
+	if len(seen) == 0 {
 		return "none"
 	}
-	return out
+	return strings.Join(slices.Sorted(maps.Keys(seen)), ", ")
 }
