@@ -2,6 +2,8 @@ package config
 
 import (
 	"errors"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -48,5 +50,24 @@ func TestToolProgress_invalidValuesNameTheKey(t *testing.T) {
 		if !errors.As(err, &ce) || ce.Key != tc.key {
 			t.Errorf("%q: error %v, want one at %s", tc.src, err, tc.key)
 		}
+	}
+}
+
+// TestExampleConfigToolProgressSection: the example config.yaml at the
+// repository root sets the section, with DeerFlow's defaults.
+func TestExampleConfigToolProgressSection(t *testing.T) {
+	data, err := os.ReadFile("../config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "\ntool_progress:\n") {
+		t.Fatal("the example config.yaml has no tool_progress section")
+	}
+	c, err := Load("../config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(defaultToolProgress(), c.ToolProgress); diff != "" {
+		t.Errorf("example tool_progress (-DeerFlow's defaults +example):\n%s", diff)
 	}
 }
