@@ -20,6 +20,11 @@ type toolJSON struct {
 	Deferred    bool            `json:"deferred"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"input_schema"`
+	// Policy is the tool_policy action for the tool's calls (allow, ask or
+	// deny) and PolicyVaries says that command or agent rules decide some
+	// calls otherwise; both absent when the config sets no policy.
+	Policy       string `json:"policy,omitempty"`
+	PolicyVaries bool   `json:"policy_varies,omitempty"`
 }
 
 func newToolsListCmd(g *globals) *cobra.Command {
@@ -34,7 +39,10 @@ func newToolsListCmd(g *globals) *cobra.Command {
 MCP tools, the ACP tool, de-duplicated by name (first wins).
 
 With --json, print an array of {"name", "source": "config|builtin|mcp|acp",
-"group", "deferred", "description", "input_schema"}.`,
+"group", "deferred", "description", "input_schema"}, and, when the config
+sets a tool_policy, "policy" (allow, ask or deny by the tool's labels) and
+"policy_varies" (command or agent rules decide some calls otherwise); the
+table then has a POLICY column.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			a, err := newApp(c.Context(), g)
@@ -61,6 +69,7 @@ With --json, print an array of {"name", "source": "config|builtin|mcp|acp",
 
 func writeToolsJSON(a *app, ts *toolset.Toolset) error {
 	out := make([]toolJSON, 0, len(ts.Entries))
+	policy := listPolicy(a)
 	for _, e := range ts.Entries {
 		schema := e.Tool.InputSchema
 		if len(schema) == 0 {
@@ -70,6 +79,7 @@ func writeToolsJSON(a *app, ts *toolset.Toolset) error {
 			Name: e.Tool.Name, Source: e.Source, Group: e.Group, Deferred: e.Deferred,
 			Description: e.Tool.Description, InputSchema: schema,
 		})
+		out[len(out)-1].Policy, out[len(out)-1].PolicyVaries = policyOf(policy, e)
 	}
 	enc := json.NewEncoder(a.stdout)
 	enc.SetIndent("", "  ")
@@ -78,11 +88,20 @@ func writeToolsJSON(a *app, ts *toolset.Toolset) error {
 
 func writeToolsTable(a *app, ts *toolset.Toolset) {
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSOURCE\tGROUP\tDEFERRED\tDESCRIPTION")
+	policy := listPolicy(a)
+	if policy != nil {
+		fmt.Fprintln(tw, "NAME\tSOURCE\tGROUP\tDEFERRED\tPOLICY\tDESCRIPTION")
+	} else {
+		fmt.Fprintln(tw, "NAME\tSOURCE\tGROUP\tDEFERRED\tDESCRIPTION")
+	}
 	for _, e := range ts.Entries {
 		deferred := "-"
 		if e.Deferred {
 			deferred = "yes"
+		}
+		if policy != nil {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Tool.Name, e.Source, e.Group, deferred, policyCell(policy, e), summary(e.Tool.Description, 60))
+			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.Tool.Name, e.Source, e.Group, deferred, summary(e.Tool.Description, 60))
 	}
