@@ -5,13 +5,19 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/antlerhq/antler/agent"
 	"github.com/antlerhq/antler/authz"
 	"github.com/antlerhq/antler/config"
+	"github.com/antlerhq/antler/gateway"
 	"github.com/antlerhq/antler/model/modeltest"
+	"github.com/antlerhq/antler/store/sqlite"
+	"github.com/antlerhq/antler/toolset"
+	"github.com/antlerhq/antler/vpath"
 )
 
 // authzSection gives the guest role only read routes and run creation
@@ -130,4 +136,70 @@ func TestAuthz_tokenRoleWinsOverClientContext(t *testing.T) {
 	if sent := modeltest.ToolNames(m.LastRequest()); slices.Contains(sent, "make_report") || len(sent) == 0 {
 		t.Errorf("member model request tools = %v", sent)
 	}
+}
+
+// TestAuthz_roleAdminIsAdmin: a token entry with role: admin manages
+// process-wide settings like admin: true; another role does not (DeerFlow's
+// admin-only management routes).
+func TestAuthz_roleAdminIsAdmin(t *testing.T) {
+	e := newEnv(t, envOptions{tokens: []config.GatewayToken{
+		{Token: "tok-root", UserID: "root", Role: "admin"}, {Token: "tok-bob", UserID: "bob", Role: "guest"}}})
+	if got := e.status("GET", "/api/mcp/config", "tok-root", nil); got != http.StatusOK {
+		t.Errorf("role admin: GET /api/mcp/config = %d", got)
+	}
+	if got := e.status("GET", "/api/mcp/config", "tok-bob", nil); got != http.StatusForbidden {
+		t.Errorf("role guest: GET /api/mcp/config = %d", got)
+	}
+}
+
+// TestAuthz_undefinedRolesRefusedAtNew: with RBAC on, a token role the
+// roles do not define, or a gateway without tokens (its one user is the
+// admin role) whose roles lack admin, is refused when the server is made.
+func TestAuthz_undefinedRolesRefusedAtNew(t *testing.T) {
+	az, err := authz.New(authz.Options{Config: config.Authorization{Enabled: true, FailClosed: true, DefaultRole: "user",
+		Provider: &config.AuthorizationProvider{Use: config.RBACAuthorizationUse,
+			Config: map[string]any{"roles": map[string]any{"user": map[string]any{}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	cfg, err := config.Parse("config.yaml", []byte(testConfig), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlite.OpenDir(home, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	layout, err := vpath.New(vpath.Options{Home: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := gateway.Options{Config: cfg, Store: st, Layout: layout, Authorizer: az,
+		Factory: agent.FactoryOptions{Assembler: &toolset.Assembler{Registry: toolset.NewRegistry(), Env: &toolset.Env{Config: cfg}}}}
+	cases := map[string]struct {
+		tokens []config.GatewayToken
+		want   string
+	}{
+		"no tokens":          {nil, "the role of a gateway without tokens 'admin' is not defined"},
+		"unknown token role": {[]config.GatewayToken{{Token: "t", UserID: "bob", Role: "editor"}}, "gateway.tokens[0].role 'editor' is not defined"},
+		"admin with a role":  {[]config.GatewayToken{{Token: "t", UserID: "bob", Admin: true, Role: "user"}}, "contradicts admin: true"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			o := base
+			o.Tokens = tc.tokens
+			if _, err := gateway.New(o); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("New: %v, want %q", err, tc.want)
+			}
+		})
+	}
+	o := base
+	o.Tokens = []config.GatewayToken{{Token: "t", UserID: "bob"}}
+	gw, err := gateway.New(o)
+	if err != nil {
+		t.Fatalf("defined roles: %v", err)
+	}
+	gw.Close()
 }
