@@ -100,6 +100,9 @@ func TestE2EApproval_runStopsAndTheNextRunAnswers(t *testing.T) {
 	if code, _, errOut := run("--thread", "t1", "--approve", "extra prompt"); code != 2 {
 		t.Errorf("--approve with a prompt: exit %d, want 2 (%s)", code, errOut)
 	}
+	if code, _, errOut := run("--thread", "t9", "--approve"); code != 2 || !strings.Contains(errOut, "no tool call on this thread waits for approval") {
+		t.Errorf("--approve on a thread that waits for nothing: exit %d, want 2 (%s)", code, errOut)
+	}
 
 	code, out, errOut = run("--thread", "t1", "--approve")
 	if code != 0 {

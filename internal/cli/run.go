@@ -74,6 +74,9 @@ such calls without asking. Ctrl-C cancels the run.`,
 				return err
 			}
 			defer s.close()
+			if err := s.checkPending(ctx, af.answering(c)); err != nil {
+				return err
+			}
 			out, err := s.turn(ctx, text)
 			if err != nil {
 				if errors.As(err, new(*exitError)) {

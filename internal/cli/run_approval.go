@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -54,6 +55,27 @@ func (f *answerFlags) text(c *cobra.Command, thread string, args []string) (stri
 		return strings.TrimSpace(agent.AnswerReject + ": " + f.reject), nil
 	}
 	return strings.Join(args, " "), nil
+}
+
+// answering reports whether the flags answer a pending approval.
+func (f *answerFlags) answering(c *cobra.Command) bool {
+	return f.approve || f.approveThread || c.Flags().Changed("reject")
+}
+
+// checkPending refuses an answer on a thread where no call waits for
+// approval (the answer would reach the model as a plain message).
+func (s *session) checkPending(ctx context.Context, answering bool) error {
+	if !answering {
+		return nil
+	}
+	st, err := s.app.threadState(ctx, s.threadID)
+	if err != nil {
+		return err
+	}
+	if len(st.Approvals) == 0 {
+		return usageErrorf("--thread %s: no tool call on this thread waits for approval", s.threadID)
+	}
+	return nil
 }
 
 // approvalWait is the error of a run that stopped for approval: exit
