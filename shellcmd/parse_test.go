@@ -86,6 +86,8 @@ func TestParse_unwrapsWrappers(t *testing.T) {
 		{"find exec", `find . -name x -exec rm {} \; -execdir sh -c 'rm y' +`, []string{
 			"find . -name x -exec rm {} ; -execdir sh -c rm y +", "rm {} <find>", "sh -c rm y <find>", "rm y <sh -c>"}},
 		{"busybox", "busybox rm b", []string{"busybox rm b", "rm b <busybox>"}},
+		{"watch", "watch -n 1 rm b", []string{"watch -n 1 rm b", "rm b <watch>"}},
+		{"alias", "alias x='rm -rf'; x b", []string{"alias x=rm -rf", "rm -rf <alias>", "x b"}},
 		{"path of wrapper", "/usr/bin/sudo rm b", []string{"/usr/bin/sudo rm b", "rm b <sudo>"}},
 		{"bash -c", "bash -c 'rm -rf b'", []string{"bash -c rm -rf b", "rm -rf b <bash -c>"}},
 		{"sh -ec nested", `sh -ec "bash -c 'rm -rf b'"`, []string{"sh -ec bash -c 'rm -rf b'", "bash -c rm -rf b <sh -c>", "rm -rf b <bash -c>"}},

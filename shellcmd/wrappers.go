@@ -33,6 +33,8 @@ func wrappers(name string) (wrapper, bool) {
 		return wrapper{withArg: []string{"-a"}}, true
 	case "nice":
 		return wrapper{withArg: []string{"-n", "--adjustment"}}, true
+	case "watch":
+		return wrapper{withArg: []string{"-n", "--interval", "-q", "--equexit"}}, true
 	case "timeout":
 		return wrapper{withArg: []string{"-s", "-k", "--signal", "--kill-after"}, positionals: 1}, true
 	case "time":
@@ -124,6 +126,9 @@ func (w *walker) unwrap(words []string, literal []bool, depth int, inSubst bool)
 		case name == "eval":
 			w.reparse(words, literal, 1, len(words), depth, "eval", inSubst)
 			return
+		case name == "alias":
+			w.aliases(words, literal, depth, inSubst)
+			return
 		case name == "source" || name == ".":
 			w.emit(Command{Words: words, Literal: literal, Dynamic: true, InSubstitution: inSubst, Wrapper: name})
 			return
@@ -148,6 +153,17 @@ func (w *walker) unwrap(words []string, literal []bool, depth int, inSubst bool)
 		w.emit(c)
 		if c.Dynamic {
 			return
+		}
+	}
+}
+
+// aliases parses the value of each NAME=VALUE of an alias definition as
+// a script: with expand_aliases on, the alias runs it.
+func (w *walker) aliases(words []string, literal []bool, depth int, inSubst bool) {
+	for i := 1; i < len(words) && w.err == nil; i++ {
+		if _, value, ok := strings.Cut(words[i], "="); ok {
+			value := []string{value}
+			w.reparse(value, literal[i:i+1], 0, 1, depth, "alias", inSubst)
 		}
 	}
 }

@@ -34,7 +34,7 @@ type Decision struct {
 	Reason string
 	// Command is, when a bash command rule decided, the command of the
 	// line it matched (words joined by spaces; the whole line when it does
-	// not parse); "" otherwise.
+	// not parse), cut to 1,000 bytes; "" otherwise.
 	Command string
 }
 

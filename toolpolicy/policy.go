@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/tool"
@@ -130,8 +131,23 @@ func (v *verdicts) add(r *rule, command string) {
 		*v = verdicts{}
 	}
 	if _, ok := (*v)[r.action]; !ok {
-		(*v)[r.action] = Decision{Action: r.action, Rule: r.name, Reason: r.reason, Command: command}
+		(*v)[r.action] = Decision{Action: r.action, Rule: r.name, Reason: r.reason, Command: clip(command)}
 	}
+}
+
+// maxCommandText bounds Decision.Command (bytes; a longer command is cut
+// at a character boundary and ends in "…").
+const maxCommandText = 1000
+
+func clip(s string) string {
+	if len(s) <= maxCommandText {
+		return s
+	}
+	cut := maxCommandText
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // matchesTool reports whether every matcher but command matches.

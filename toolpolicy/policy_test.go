@@ -133,6 +133,21 @@ func TestPolicy_noTrickHidesADeniedCommand(t *testing.T) {
 		{"variable as name", "$RM -rf b"},
 		{"substitution as name", `"$(echo rm)" -rf b`},
 		{"does not parse", "rm -rf b 'unterminated"},
+		{"in the background", "rm -rf b &"},
+		{"negated", "! rm -rf b"},
+		{"timed", "time rm -rf b"},
+		{"exec", "exec rm -rf b"},
+		{"in an if", "if rm -rf b; then :; fi"},
+		{"in a case", "case x in x) rm -rf b;; esac"},
+		{"in a function", "f() { rm -rf b; }"},
+		{"assignment before", "a=$(rm -rf b) true"},
+		{"ANSI-C quoted name", `$'\x72m' -rf b`},
+		{"IFS between words", "rm${IFS}-rf b"},
+		{"quoted pieces", `"r"'m' -rf b`},
+		{"backslash inside", `r\m -rf b`},
+		{"xargs sh -c", `echo b | xargs sh -c 'rm -rf "$@"' _`},
+		{"watch", "watch -n 1 rm -rf b"},
+		{"an alias", "shopt -s expand_aliases; alias x='rm -rf'; x b"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			call, args := bashCall(tc.line)
@@ -196,7 +211,7 @@ func TestPolicy_commandRules(t *testing.T) {
 		{"command rule with a tool glob", &tool.Call{Name: "run_shell"}, `{"command":"curl -s x"}`, Decision{Action: ActionDeny, Rule: "tool_policy.rules[1]", Command: "curl -s x"}},
 		{"missing command", &tool.Call{Name: "bash"}, `{}`, Decision{Action: ActionAsk, Rule: "tool_policy.rules[0]"}},
 		{"command not a string", &tool.Call{Name: "bash"}, `{"command":3}`, Decision{Action: ActionAsk, Rule: "tool_policy.rules[0]"}},
-		{"too long to check", &tool.Call{Name: "bash"}, `{"command":"` + strings.Repeat("a", 70000) + `"}`, Decision{Action: ActionAsk, Rule: "tool_policy.rules[0]", Command: strings.Repeat("a", 70000)}},
+		{"too long to check", &tool.Call{Name: "bash"}, `{"command":"` + strings.Repeat("a", 70000) + `"}`, Decision{Action: ActionAsk, Rule: "tool_policy.rules[0]", Command: strings.Repeat("a", maxCommandText) + "…"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, p.Decide(tc.call, json.RawMessage(tc.args))); diff != "" {
