@@ -169,3 +169,58 @@ func TestAuthz_modelChoice(t *testing.T) {
 		t.Errorf("default role: %v, model %q, role %v", err, lead.ModelName, lead.Context["user_role"])
 	}
 }
+
+// TestAuthz_deferredCatalogueHoldsOnlyAllowedTools: with tool_search on, an
+// MCP tool the role may not use is neither bound nor in tool_search's
+// catalogue, and tool_search itself is bound for a role that does not list
+// it (DeerFlow's infrastructure tool), its calls let through.
+func TestAuthz_deferredCatalogueHoldsOnlyAllowedTools(t *testing.T) {
+	cfg, err := config.Parse("config.yaml", []byte(`
+models: [{name: m, use: test:scripted, model: m}]
+tool_search: {enabled: true}
+authorization:
+  enabled: true
+  default_role: guest
+  provider:
+    use: deerflow.authz.rbac:RbacAuthorizationProvider
+    config: {roles: {guest: {tools: {allow: [github_create_issue]}}}}
+`), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	az, err := authz.New(authz.Options{Config: cfg.Authorization})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := modeltest.New(
+		modeltest.Turn{ToolCalls: []model.ToolCall{{ID: "c1", Name: "tool_search", Arguments: json.RawMessage(`{"query":"select:github_list_pulls,github_create_issue"}`)}}},
+		modeltest.Turn{Text: "ok"})
+	reg := toolset.NewRegistry()
+	reg.RegisterModel(func(context.Context, *toolset.Env, config.Model) (model.ChatModel, error) { return m, nil }, "test:scripted")
+	asm := &toolset.Assembler{Registry: reg, Env: &toolset.Env{Config: cfg}, MCP: staticMCP{
+		mcpTool("github", "create_issue", "Create an issue."), mcpTool("github", "list_pulls", "List pull requests.")}}
+	f, err := agent.NewFactory(agent.FactoryOptions{Assembler: asm, Authorizer: az, ToolMiddlewares: []tool.Middleware{az.ToolMiddleware()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lead, err := f.Build(t.Context(), agent.Request{ThreadID: "t1", UserID: "u1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := lead.Tools.Names(); !slices.Equal(got, []string{"github_create_issue", "tool_search"}) {
+		t.Fatalf("bound tools = %v", got)
+	}
+	out, err := lead.Agent.Invoke(t.Context(), lead.Input(model.UserText("open an issue")), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found string
+	for _, msg := range out.State.Messages {
+		if msg.Role == model.RoleTool {
+			found = msg.Content
+		}
+	}
+	if !strings.Contains(found, "github_create_issue") || strings.Contains(found, "github_list_pulls") || strings.HasPrefix(found, "Guardrail denied") {
+		t.Errorf("tool_search result = %q", found)
+	}
+}

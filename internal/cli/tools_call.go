@@ -191,7 +191,7 @@ func (a *app) callTool(ctx context.Context, t *tool.Tool, threadID, agentName st
 		AgentName: agentName,
 		Meta:      t.Meta,
 		State:     state,
-		Context:   map[string]any{"thread_id": threadID, "user_id": a.g.user},
+		Context:   map[string]any{"thread_id": threadID, "user_id": a.g.user, "user_role": a.userRole()},
 		Logger:    a.logger,
 	}
 	// The guardrails decide before the tool runs, as in a run; a denied
