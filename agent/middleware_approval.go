@@ -119,7 +119,7 @@ func ApprovalRequest(callID, toolName string, args json.RawMessage, d toolpolicy
 	id := "approval:" + callID
 	shown := clip(string(args), maxApprovalArgsShown)
 	question := fmt.Sprintf("Allow %s to run?", toolName)
-	context := fmt.Sprintf("The tool policy asks before this call (%s).\n%s %s", ruleText(d), toolName, shown)
+	why := fmt.Sprintf("The tool policy asks before this call (%s).\n%s %s", ruleText(d), toolName, shown)
 	options := []any{
 		map[string]any{"id": "approve", "label": "Approve once", "value": AnswerApprove},
 		map[string]any{"id": "approve-thread", "label": "Approve for this thread", "value": AnswerApproveThread},
@@ -128,11 +128,11 @@ func ApprovalRequest(callID, toolName string, args json.RawMessage, d toolpolicy
 	payload := map[string]any{
 		"version": 1, "kind": "human_input_request", "source": ApprovalSource, "request_id": id,
 		"tool_call_id": callID, "clarification_type": "risk_confirmation", "question": question,
-		"context": context, "input_mode": "choice_with_other", "options": options,
+		"context": why, "input_mode": "choice_with_other", "options": options,
 		"approval": map[string]any{"tool": toolName, "arguments": shown, "rule": d.Rule, "reason": d.Reason},
 	}
 	text := fmt.Sprintf("⚠️ %s\n\n%s\n\n  1. %s\n  2. %s\n  3. %s (a reason may follow: \"reject: not that file\")",
-		context, question, AnswerApprove, AnswerApproveThread, AnswerReject)
+		why, question, AnswerApprove, AnswerApproveThread, AnswerReject)
 	r := tool.Text(text)
 	r.MessageID = id
 	r.Artifact = map[string]any{"human_input": payload}
