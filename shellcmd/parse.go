@@ -136,8 +136,11 @@ func (w *walker) parse(script string, depth int, wrapper string, inSubst bool) {
 			}
 			w.emit(Command{Words: words, Literal: literal, InSubstitution: in, Wrapper: wrapper})
 		}
+		if w.err != nil {
+			return false // no children and no f(nil) for this node
+		}
 		stack = append(stack, in)
-		return w.err == nil
+		return true
 	})
 }
 
