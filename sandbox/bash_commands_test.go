@@ -34,3 +34,17 @@ func TestLocalBash_quotingAndNestingCannotHideARefusedCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalBash_unparsableLineKeepsTheTokenChecks: a line the shell parser
+// cannot read is still checked by the token walk.
+func TestLocalBash_unparsableLineKeepsTheTokenChecks(t *testing.T) {
+	f := newFixture(t, fixtureOpts{hostBash: true})
+	for cmd, want := range map[string]string{
+		"cd / ; echo 'unterminated": "Unsafe working directory change in command: cd /. Use paths under /mnt/user-data",
+		"ls / ; echo 'unterminated": "Unsafe absolute paths in command: /. Use paths under /mnt/user-data",
+	} {
+		if err := validateCommand(f.layout, cmd, nil); err == nil || err.Error() != want {
+			t.Errorf("%q: err = %v, want %q", cmd, err, want)
+		}
+	}
+}
