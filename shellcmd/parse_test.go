@@ -77,6 +77,7 @@ func TestParse_unwrapsWrappers(t *testing.T) {
 	}{
 		{"sudo", "sudo -u root rm -rf b", []string{"sudo -u root rm -rf b", "rm -rf b <sudo>"}},
 		{"env", "env -i FOO=1 rm b", []string{"env -i FOO=1 rm b", "rm b <env>"}},
+		{"env dash", "env - PATH=/bin rm b", []string{"env - PATH=/bin rm b", "rm b <env>"}},
 		{"env split string", "env -S 'rm -rf b'", []string{"env -S rm -rf b", "rm -rf b <env -S>"}},
 		{"command", "command rm b", []string{"command rm b", "rm b <command>"}},
 		{"nice nohup timeout", "nice -n 5 nohup timeout -s KILL 10 rm b", []string{

@@ -80,7 +80,7 @@ func (wr wrapper) commandStart(args []string) int {
 				i++
 			}
 			i++
-		case wr.assigns && isAssignment(a):
+		case wr.assigns && (isAssignment(a) || a == "-"): // env's "-" is -i
 			i++
 		default:
 			return min(i+wr.positionals, len(args))
