@@ -47,6 +47,7 @@ type Config struct {
 	Guardrails      Guardrails          `yaml:"guardrails"`
 	Authorization   Authorization       `yaml:"authorization"`
 	ToolPolicy      ToolPolicy          `yaml:"tool_policy"` // Antler's own section
+	AgentsAPI       AgentsAPI           `yaml:"agents_api"`
 
 	// AllowUnenforced names DeerFlow sections that restrict what runs or
 	// who may run it, which Antler does not enforce, and which the

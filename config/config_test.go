@@ -67,7 +67,7 @@ func TestParseDeerFlowExample(t *testing.T) {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
 	wantIgnored := []string{
-		"agent_storage", "agents_api", "channels",
+		"agent_storage", "channels",
 		"input_polish", "log_level", "logging", "max_recursion_limit", "mcp_tasks",
 		"memory", "run_events", "run_ownership", "safety_finish_reason", "scheduler",
 		"suggestions", "token_budget",

@@ -30,7 +30,7 @@ func sectionKind(name string) int {
 // test checks that they are exactly the yaml keys of [Config].
 func implementedSections() []string {
 	return []string{
-		"acp_agents", "allow_unenforced", "authorization", "config_version", "database", "gateway", "guardrails", "loop_detection", "models",
+		"acp_agents", "agents_api", "allow_unenforced", "authorization", "config_version", "database", "gateway", "guardrails", "loop_detection", "models",
 		"read_before_write", "sandbox", "skill_evolution", "skill_scan", "skills",
 		"subagents", "summarization", "title", "token_usage", "tool_groups", "tool_output", "tool_policy", "tool_progress", "tool_search", "tools", "uploads",
 	}
@@ -40,7 +40,7 @@ func implementedSections() []string {
 // they are accepted and reported in [Config.Ignored].
 func deerFlowSections() []string {
 	return []string{
-		"agent_storage", "agents_api", "auth", "channel_connections",
+		"agent_storage", "auth", "channel_connections",
 		"channels", "checkpointer", "circuit_breaker", "dedupe_storage", "extensions",
 		"input_polish", "llm_call", "log_level", "logging",
 		"max_recursion_limit", "mcp_tasks", "memory", "middlewares", "plugins",

@@ -55,7 +55,6 @@ func deerFlowSectionRules() []sectionRule {
 	always := func(*yaml.Node) bool { return true }
 	return []sectionRule{
 		{"agent_storage", nil, "where custom agents are stored; Antler stores them under its home"},
-		{"agents_api", enabledIs(false, false), "agents_api.enabled: false closes the custom-agent management routes; Antler's gateway serves them to every authenticated user"},
 		{"auth", always, "DeerFlow's local accounts and OIDC sign-in decide who may use the gateway (registration, email domains, verified email); Antler authenticates only gateway.tokens"},
 		{"channel_connections", nil, "IM channel connections; Antler runs no IM channel, so nothing reaches the agent through one"},
 		{"channels", nil, "IM channels (Slack, Feishu, ...); Antler runs none, so nothing reaches the agent through one"},
@@ -100,7 +99,9 @@ func enabledIs(want, def bool) func(*yaml.Node) bool {
 }
 
 // nonEmpty restricts when the section holds anything.
-func nonEmpty(v *yaml.Node) bool { return len(v.Content) > 0 || (v.Kind == yaml.ScalarNode && v.Value != "") }
+func nonEmpty(v *yaml.Node) bool {
+	return len(v.Content) > 0 || (v.Kind == yaml.ScalarNode && v.Value != "")
+}
 
 // anyPluginEnabled restricts when a plugins entry is enabled (DeerFlow's
 // default) or is not a mapping.

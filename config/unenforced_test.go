@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
 )
 
 // TestSectionRules_coverEveryDeerFlowSection: every DeerFlow section
@@ -46,8 +45,6 @@ func TestIgnoredSections_restrictsAsSet(t *testing.T) {
 		{"token_budget without enabled is off as in DeerFlow", "token_budget:\n  max_tokens: 5000\n", false},
 		{"safety_finish_reason is on by default", "safety_finish_reason:\n  detectors: null\n", true},
 		{"safety_finish_reason disabled does not", "safety_finish_reason:\n  enabled: false\n", false},
-		{"agents_api closed restricts", "agents_api:\n  enabled: false\n", true},
-		{"agents_api open does not", "agents_api:\n  enabled: true\n", false},
 		{"an enabled flag that is not a boolean restricts", "token_budget:\n  enabled: maybe\n", true},
 		{"max_recursion_limit under Antler's cap restricts", "max_recursion_limit: 20\n", true},
 		{"max_recursion_limit over Antler's cap does not", "max_recursion_limit: 1000\n", false},

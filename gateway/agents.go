@@ -105,10 +105,13 @@ func (b *agentBody) apply(s *Server, c *customagent.Config) (string, bool) {
 	return "", true
 }
 
+// agentsAPIDisabledText is DeerFlow's 403 detail for the closed agents API.
+const agentsAPIDisabledText = "Custom-agent management API is disabled. Set agents_api.enabled=true to expose agent and user-profile routes over HTTP."
+
 // agentsOn answers 403 when the agents API is off.
 func (s *Server) agentsOn(w http.ResponseWriter) bool {
 	if s.opts.Agents == nil {
-		writeError(w, http.StatusForbidden, "The custom agents API is disabled")
+		writeError(w, http.StatusForbidden, "%s", agentsAPIDisabledText)
 		return false
 	}
 	return true

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/antlerhq/antler/config"
+	"github.com/antlerhq/antler/customagent"
 	"github.com/antlerhq/antler/gateway"
 )
 
@@ -100,7 +101,7 @@ func (a *app) buildGateway() (*gateway.Server, func(context.Context, net.Listene
 		// The same wiring as run and chat; the gateway sets the store.
 		Factory:        a.factoryOptions(nil),
 		Layout:         a.layout,
-		Agents:         a.agents,
+		Agents:         a.gatewayAgents(),
 		Skills:         a.skills,
 		ExtensionsPath: a.paths.Extensions,
 		MCP:            a.mcp,
@@ -115,6 +116,17 @@ func (a *app) buildGateway() (*gateway.Server, func(context.Context, net.Listene
 		return nil, nil, &config.Error{File: a.cfg.Path, Key: "gateway", Msg: err.Error(), Err: err}
 	}
 	return gw, serveGateway, nil
+}
+
+// gatewayAgents is the store behind the gateway's custom-agent routes: nil
+// (the routes answer 403 and /api/features says agents_api is off) when
+// the agents_api section closes them.
+func (a *app) gatewayAgents() *customagent.Store {
+	if a.cfg.AgentsAPI.Closed() {
+		a.logger.Info("agents_api.enabled is false: the custom-agent management routes answer 403")
+		return nil
+	}
+	return a.agents
 }
 
 // stdioAllowlist returns the extra stdio MCP commands listed, comma
