@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -145,4 +146,36 @@ func storeBytes(t *testing.T, home string) string {
 		b.Write(data)
 	}
 	return b.String()
+}
+
+// TestE2EToolMedia_noBase64InTheGatewayStream: through `antler serve`,
+// the run's SSE stream (values, messages-tuple, updates) holds the file
+// references of the three images and the audio, never their bytes.
+func TestE2EToolMedia_noBase64InTheGatewayStream(t *testing.T) {
+	mcpURL := startMediaMCP(t)
+	srv := modeltest.NewServer(t,
+		modeltest.Turn{ToolCalls: []model.ToolCall{toolCall("c1", "shots_take", `{}`)}},
+		modeltest.Turn{Text: "three shots seen"})
+	cfg, home := e2eConfig(t, srv.URL)
+	ext, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"shots": map[string]any{"type": "http", "url": mcpURL}}})
+	writeFile(t, filepath.Dir(cfg), "extensions_config.json", string(ext))
+	url, _ := startServeProcess(t, cfg, home)
+	body := `{"input":{"messages":[{"type":"human","content":"take shots"}]},"stream_mode":["values","messages-tuple","updates"]}`
+	resp, err := http.Post(url+"/api/langgraph/threads/t1/runs/stream", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("stream: %d %v", resp.StatusCode, err)
+	}
+	if n := strings.Count(string(stream), "saved to /mnt/user-data/outputs/.tool-results/shots_take-"); n < 4 {
+		t.Errorf("the stream names %d saved files, want the 4 references at least once", n)
+	}
+	for i, data := range [][]byte{mediaImage(1), mediaImage(2), mediaImage(3), mediaAudio} {
+		if strings.Contains(string(stream), base64.StdEncoding.EncodeToString(data)[:200]) {
+			t.Errorf("block %d is in the SSE stream as base64", i+1)
+		}
+	}
 }
