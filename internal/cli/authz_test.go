@@ -126,3 +126,16 @@ func TestAuthz_toolsListWithoutModels(t *testing.T) {
 		t.Errorf("tools list --user bob = %v", got)
 	}
 }
+
+// TestAuthz_doctorReportsSection: doctor names the provider and the
+// --user's role.
+func TestAuthz_doctorReportsSection(t *testing.T) {
+	srv := modeltest.NewServer(t)
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "config.yaml", authzConfig(srv.URL))
+	_, out, _ := runCLI(t, nil, "--config", cfg, "--home", dir, "--user", "bob", "doctor", "--json", "--timeout", "5s")
+	want := "on (provider deerflow.authz.rbac:RbacAuthorizationProvider, default_role user, fail_closed true); --user bob has role guest"
+	if !strings.Contains(out, want) {
+		t.Errorf("doctor output lacks %q:\n%s", want, out)
+	}
+}

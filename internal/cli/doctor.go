@@ -93,6 +93,7 @@ func runDoctor(ctx context.Context, g *globals, timeout time.Duration) []check {
 	}
 	defer a.Close()
 	r.checkConfig(a, start)
+	r.checkAuthorization(a)
 	r.checkTools(ctx, a)
 	r.checkModels(ctx, a, timeout)
 	r.checkMCP(ctx, a)

@@ -44,6 +44,7 @@ acp_agents:
 	want := map[string]string{
 		"config/" + cfg:     "ok",
 		"extensions/-":      "ok",
+		"authorization/-":   "ok",
 		"tools/assembly":    "ok",
 		"model/local":       "ok",
 		"model/unreachable": "fail",

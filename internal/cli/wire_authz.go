@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/antlerhq/antler/authz"
 	"github.com/antlerhq/antler/config"
@@ -43,4 +44,15 @@ func modelDenied(err error) error {
 		return &exitError{code: 2, err: fmt.Errorf("--model: %w", err)}
 	}
 	return err
+}
+
+// checkAuthorization reports the authorization section for doctor: off,
+// or on with its provider, and the role of the --user.
+func (r *doctorReport) checkAuthorization(a *app) {
+	start := time.Now()
+	detail := a.cfg.Authorization.String()
+	if a.authz.Enabled() {
+		detail += fmt.Sprintf("; --user %s has role %s", a.g.user, a.userRole())
+	}
+	r.add("authorization", "-", "ok", detail, start)
 }
