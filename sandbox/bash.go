@@ -68,7 +68,7 @@ func (t *Tools) bash(ctx context.Context, call *tool.Call, in bashArgs) (*tool.R
 	if timeout <= 0 {
 		timeout = 600 * time.Second
 	}
-	r, err := runCommand(ctx, command, sb.paths.Workspace, sandboxEnv(t.environ(), injected), timeout)
+	r, err := runCommand(ctx, command, sb.paths.Workspace, sandboxEnv(t.environ(), injected), timeout, t.bashProgress(call))
 	t.reportKill(r.killErr)
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
@@ -125,4 +125,16 @@ func (t *Tools) reportKill(err error) {
 	default:
 		t.logger.Warn("bash: not every process of a timed-out command could be killed", "error", err)
 	}
+}
+
+// bashProgress reports a running command through the call's event sink:
+// "running for 20s, 15 lines of output" every ToolsOptions.BashProgressEvery.
+func (t *Tools) bashProgress(call *tool.Call) commandProgress {
+	if call == nil || call.Emit == nil {
+		return commandProgress{}
+	}
+	return commandProgress{every: t.progressEvery, report: func(elapsed time.Duration, lines int) {
+		call.ReportProgress(tool.Progress{Progress: float64(lines),
+			Message: fmt.Sprintf("running for %s, %d lines of output", elapsed.Round(time.Second), lines)})
+	}}
 }

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -56,15 +57,24 @@ type boundedBuffer struct {
 	mu    sync.Mutex
 	buf   []byte
 	limit int
+	lines int // newlines written, kept or not
 }
 
 func (b *boundedBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.lines += bytes.Count(p, []byte{'\n'})
 	if room := b.limit - len(b.buf); room > 0 {
 		b.buf = append(b.buf, p[:min(room, len(p))]...)
 	}
 	return len(p), nil
+}
+
+// lineCount is the number of newlines written so far.
+func (b *boundedBuffer) lineCount() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.lines
 }
 
 func (b *boundedBuffer) String() string {
@@ -92,7 +102,7 @@ func shell() string {
 // (returned as the error), the shell and every descendant are killed:
 // the process group at once, then every process carrying the command's
 // run tag (see killTagged), setsid'ed ones included.
-func runCommand(ctx context.Context, command, dir string, env []string, timeout time.Duration) (execResult, error) {
+func runCommand(ctx context.Context, command, dir string, env []string, timeout time.Duration, progress commandProgress) (execResult, error) {
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	tag := newRunTag()
@@ -118,7 +128,9 @@ func runCommand(ctx context.Context, command, dir string, env []string, timeout 
 		return err
 	}
 	cmd.WaitDelay = pipeGrace
+	stopWatch := progress.watch(stdout, stderr)
 	err := cmd.Run()
+	stopWatch()
 	res := execResult{stdout: stdout.String(), stderr: stderr.String()}
 	if ctx.Err() != nil || errors.Is(runCtx.Err(), context.DeadlineExceeded) {
 		// Sweep again once the shell is gone: this catches what was forked
@@ -151,4 +163,36 @@ func runCommand(ctx context.Context, command, dir string, env []string, timeout 
 		}
 	}
 	return res, nil
+}
+
+// commandProgress reports on a running command: every every (<= 0: never),
+// report gets the time since the command started and the lines written
+// to stdout and stderr so far.
+type commandProgress struct {
+	every  time.Duration
+	report func(elapsed time.Duration, lines int)
+}
+
+// watch starts the reports and returns the function that stops them (and
+// waits until no report is running).
+func (p commandProgress) watch(stdout, stderr *boundedBuffer) (stop func()) {
+	if p.every <= 0 || p.report == nil {
+		return func() {}
+	}
+	start := time.Now()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(p.every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				p.report(time.Since(start), stdout.lineCount()+stderr.lineCount())
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
 }

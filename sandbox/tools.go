@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/tool"
@@ -44,7 +45,15 @@ type ToolsOptions struct {
 	SkillGate SkillGate
 	// Logger receives debug logs; nil discards them.
 	Logger *slog.Logger
+	// BashProgressEvery is how often a running bash command reports its
+	// progress (its elapsed time and lines of output so far) through the
+	// call's event sink (tool.Call.ReportProgress); zero means
+	// DefaultBashProgressEvery, a negative value turns reports off.
+	BashProgressEvery time.Duration
 }
+
+// DefaultBashProgressEvery is the default ToolsOptions.BashProgressEvery.
+const DefaultBashProgressEvery = 10 * time.Second
 
 // Tools builds the sandbox tools over a provider. It is immutable after
 // NewTools (but for a log-once flag); the tools it returns are safe for
@@ -57,6 +66,8 @@ type Tools struct {
 	injectEnv func(call *tool.Call) map[string]string
 	skills    SkillGate
 	logger    *slog.Logger
+	// progressEvery is ToolsOptions.BashProgressEvery, resolved (<= 0: off).
+	progressEvery time.Duration
 
 	noProcScan sync.Once // the warning that detached processes cannot be found, logged once
 }
@@ -76,6 +87,12 @@ func NewTools(p Provider, opts ToolsOptions) *Tools {
 	}
 	if t.logger == nil {
 		t.logger = slog.New(slog.DiscardHandler)
+	}
+	switch t.progressEvery = opts.BashProgressEvery; {
+	case t.progressEvery == 0:
+		t.progressEvery = DefaultBashProgressEvery
+	case t.progressEvery < 0:
+		t.progressEvery = 0
 	}
 	return t
 }
