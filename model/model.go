@@ -48,12 +48,32 @@ const (
 	FinishSafety    FinishReason = "content_filter"
 )
 
+// The keys of Response.Metadata that providers set.
+const (
+	// MetaFinishReason is the finish_reason of a chat-completions
+	// response as the server sent it ("content_filter", "SAFETY", ...).
+	MetaFinishReason = "finish_reason"
+	// MetaStopReason is the stop_reason of an Anthropic response as the
+	// API sent it ("refusal", "end_turn", ...).
+	MetaStopReason = "stop_reason"
+	// MetaContentFilterResults is the content_filter_results object
+	// Azure OpenAI attaches to a filtered choice.
+	MetaContentFilterResults = "content_filter_results"
+)
+
 // Response is a model's complete answer to a Request.
 type Response struct {
 	// Message is the assistant message, with its tool calls.
-	Message      Message
-	Usage        Usage
+	Message Message
+	Usage   Usage
+	// FinishReason is the provider's reason normalised; a response with
+	// tool calls always has FinishToolCalls.
 	FinishReason FinishReason
+	// Metadata is the provider's own account of the response, not
+	// normalised (LangChain's response_metadata): MetaFinishReason or
+	// MetaStopReason, and MetaContentFilterResults when sent. It is not
+	// stored with the message. nil when the provider says nothing.
+	Metadata map[string]any
 }
 
 // Event is one streamed piece of a response. Exactly one of the fields

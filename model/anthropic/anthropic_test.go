@@ -402,3 +402,30 @@ func TestRequestShaping(t *testing.T) {
 		t.Errorf("request body (-want +got):\n%s", diff)
 	}
 }
+
+// The API's stop_reason reaches Response.Metadata as sent, even where the
+// normalised FinishReason says tool_calls (a refusal cut mid tool call).
+func TestStopReasonKeptAsSentInMetadata(t *testing.T) {
+	for _, reason := range []string{"refusal", "end_turn", "max_tokens"} {
+		t.Run(reason, func(t *testing.T) {
+			url := start(t, &fake{status: 200, body: sse(messageStart,
+				`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_01","name":"write_file","input":{}}}`,
+				`{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"path\": \"/mnt/"}}`,
+				stopWith(reason, 9), messageStop)})
+			evs, err := run(t.Context(), newModel(t, url, nil), hello())
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := evs[len(evs)-1].Response
+			if last == nil {
+				t.Fatalf("last event is not a response: %+v", evs[len(evs)-1])
+			}
+			if diff := cmp.Diff(map[string]any{model.MetaStopReason: reason}, last.Metadata); diff != "" {
+				t.Errorf("Metadata (-want +got):\n%s", diff)
+			}
+			if last.FinishReason != model.FinishToolCalls {
+				t.Errorf("FinishReason = %q, want the normalised tool_calls", last.FinishReason)
+			}
+		})
+	}
+}

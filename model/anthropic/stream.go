@@ -122,7 +122,11 @@ func (a *assembler) response() (*model.Response, error) {
 	u.TotalTokens = u.InputTokens + u.OutputTokens
 	mu := u
 	msg.Usage = &mu
-	return &model.Response{Message: msg, Usage: u, FinishReason: finish(a.stop, len(msg.ToolCalls) > 0)}, nil
+	resp := &model.Response{Message: msg, Usage: u, FinishReason: finish(a.stop, len(msg.ToolCalls) > 0)}
+	if a.stop != "" {
+		resp.Metadata = map[string]any{model.MetaStopReason: string(a.stop)}
+	}
+	return resp, nil
 }
 
 func finish(stop sdk.StopReason, hasCalls bool) model.FinishReason {

@@ -202,7 +202,9 @@ func response(t Turn, req *model.Request) *model.Response {
 	}
 	mu := u
 	msg.Usage = &mu
-	return &model.Response{Message: msg, Usage: u, FinishReason: fr}
+	// The scripted model speaks the chat-completions wire form.
+	return &model.Response{Message: msg, Usage: u, FinishReason: fr,
+		Metadata: map[string]any{model.MetaFinishReason: string(fr)}}
 }
 
 func estimateUsage(t Turn, req *model.Request) model.Usage {

@@ -287,3 +287,22 @@ func BenchmarkGenerate(b *testing.B) {
 		}
 	}
 }
+
+// In process, a turn's finish reason is reported as the wire's
+// finish_reason in Response.Metadata, as a chat-completions provider
+// reports it: a scripted content_filter with tool calls stays visible.
+func TestFinishReasonInMetadata(t *testing.T) {
+	m := modeltest.New(
+		modeltest.Turn{ToolCalls: []model.ToolCall{{Name: "ls"}}, FinishReason: "content_filter"},
+		modeltest.Turn{Text: "done"},
+	)
+	for _, want := range []string{"content_filter", "stop"} {
+		r, err := model.Collect(t.Context(), m, user("hi"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Metadata[model.MetaFinishReason]; got != want {
+			t.Errorf("Metadata[finish_reason] = %v, want %q", got, want)
+		}
+	}
+}

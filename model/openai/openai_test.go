@@ -380,3 +380,51 @@ func TestNewRejectsBadBaseURL(t *testing.T) {
 		t.Error("empty model accepted")
 	}
 }
+
+// The server's finish_reason reaches Response.Metadata as sent, even
+// where the normalised FinishReason says tool_calls, and Azure's
+// content_filter_results come with it.
+func TestFinishReasonKeptAsSentInMetadata(t *testing.T) {
+	filtered := `{"hate":{"filtered":true,"severity":"high"}}`
+	for _, tc := range []struct {
+		name, finish, extra string
+		want                map[string]any
+	}{
+		{"content_filter with a tool call", "content_filter", "", map[string]any{model.MetaFinishReason: "content_filter"}},
+		{"a gateway's own token", "SAFETY", "", map[string]any{model.MetaFinishReason: "SAFETY"}},
+		{"Azure's filter results", "content_filter", `,"content_filter_results":` + filtered, map[string]any{
+			model.MetaFinishReason:         "content_filter",
+			model.MetaContentFilterResults: map[string]any{"hate": map[string]any{"filtered": true, "severity": "high"}}}},
+		{"no finish_reason", "", "", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			last := `{"choices":[{"index":0,"delta":{}` + tc.extra + `}]}`
+			if tc.finish != "" {
+				last = `{"choices":[{"index":0,"delta":{},"finish_reason":"` + tc.finish + `"` + tc.extra + `}]}`
+			}
+			chunks := []string{
+				`{"choices":[{"index":0,"delta":{"role":"assistant","content":"partial","tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"write_file","arguments":"{\"pa"}}]}}]}`,
+				last,
+			}
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				for _, c := range chunks {
+					fmt.Fprintf(w, "data: %s\n\n", c)
+				}
+				fmt.Fprint(w, "data: [DONE]\n\n")
+			}))
+			t.Cleanup(srv.Close)
+			evs, err := run(t.Context(), newModel(t, srv.URL, nil), hello())
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp := final(t, evs)
+			if diff := cmp.Diff(tc.want, resp.Metadata); diff != "" {
+				t.Errorf("Metadata (-want +got):\n%s", diff)
+			}
+			if resp.FinishReason != model.FinishToolCalls {
+				t.Errorf("FinishReason = %q, want the normalised tool_calls", resp.FinishReason)
+			}
+		})
+	}
+}

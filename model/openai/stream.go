@@ -22,6 +22,7 @@ type assembler struct {
 	calls     []*callSlot
 	byIndex   map[int64]int // server index -> slot
 	finish    string
+	filter    any // the choice's content_filter_results (Azure), last seen
 	usage     *model.Usage
 	chunks    int
 }
@@ -62,8 +63,28 @@ func (a *assembler) add(c oai.ChatCompletionChunk) []model.Event {
 		if ch.FinishReason != "" {
 			a.finish = ch.FinishReason
 		}
+		if f, ok := ch.JSON.ExtraFields[model.MetaContentFilterResults]; ok {
+			a.filter = filterResults(f.Raw())
+		}
 	}
 	return evs
+}
+
+// maxFilterResults bounds the content_filter_results object kept from a
+// chunk; a larger one is dropped.
+const maxFilterResults = 64 << 10
+
+// filterResults decodes a choice's content_filter_results, or returns
+// nil when it is empty, too large or not an object.
+func filterResults(raw string) any {
+	if raw == "" || len(raw) > maxFilterResults {
+		return nil
+	}
+	var v map[string]any
+	if json.Unmarshal([]byte(raw), &v) != nil || len(v) == 0 {
+		return nil
+	}
+	return v
 }
 
 func (a *assembler) addCall(tc oai.ChatCompletionChunkChoiceDeltaToolCall) model.Event {
@@ -133,6 +154,12 @@ func (a *assembler) response() (*model.Response, error) {
 		msg.ToolCalls = append(msg.ToolCalls, model.ToolCall{ID: id, Name: s.name, Arguments: rawArguments(args)})
 	}
 	resp := &model.Response{Message: msg, FinishReason: normaliseFinish(a.finish, len(msg.ToolCalls) > 0)}
+	if a.finish != "" {
+		resp.Metadata = map[string]any{model.MetaFinishReason: a.finish}
+		if a.filter != nil {
+			resp.Metadata[model.MetaContentFilterResults] = a.filter
+		}
+	}
 	if a.usage != nil {
 		resp.Usage = *a.usage
 		u := *a.usage
