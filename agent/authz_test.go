@@ -23,6 +23,7 @@ models:
   - {name: small, use: test:scripted, model: s}
   - {name: big, use: test:scripted, model: b}
 sandbox: {allow_host_bash: true}
+summarization: {enabled: true}
 tools:
   - {name: bash, group: bash, use: test:bash}
   - {name: web_search, group: web, use: test:web}
@@ -167,6 +168,9 @@ func TestAuthz_modelChoice(t *testing.T) {
 	lead, err = fx.factory.Build(t.Context(), agent.Request{UserID: "u1"})
 	if err != nil || lead.ModelName != "small" || lead.Context["user_role"] != "user" {
 		t.Errorf("default role: %v, model %q, role %v", err, lead.ModelName, lead.Context["user_role"])
+	}
+	if _, err := fx.factory.Compact(t.Context(), agent.Request{ThreadID: "t1", UserID: "u1", UserRole: "guest", ModelName: "small"}, true); !errors.As(err, &md) {
+		t.Errorf("compact with a denied model: err = %v", err)
 	}
 }
 

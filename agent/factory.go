@@ -529,6 +529,9 @@ func (f *Factory) Compact(ctx context.Context, req Request, force bool) (*Compac
 	if err != nil {
 		return nil, err
 	}
+	if mcfg, err = f.authorizeModel(ctx, req, mcfg); err != nil {
+		return nil, err
+	}
 	chat, err := f.model(ctx, cfg, mcfg.Name)
 	if err != nil {
 		return nil, err

@@ -42,9 +42,12 @@ func (s *Server) compactThread(w http.ResponseWriter, r *http.Request, u *princi
 		return
 	}
 	defer release()
-	res, err := s.factory.Compact(r.Context(), agent.Request{ThreadID: th.ID, UserID: u.ID, AgentName: agentName,
+	res, err := s.factory.Compact(r.Context(), agent.Request{ThreadID: th.ID, UserID: u.ID, UserRole: u.Role, AgentName: agentName,
 		ModelName: body.ModelName}, force)
 	switch {
+	case isModelDenied(err):
+		writeError(w, http.StatusForbidden, "%v", err)
+		return
 	case errors.Is(err, agent.ErrCompactionDisabled):
 		writeError(w, http.StatusConflict, "Context compaction is disabled.")
 		return
