@@ -65,6 +65,9 @@ func (p *threadPlace) maskResult(res *tool.Result) {
 		if res.Content[i].Text != "" {
 			res.Content[i].Text = p.masker.Mask(res.Content[i].Text)
 		}
+		if res.Content[i].URI != "" { // a binary block's source
+			res.Content[i].URI = p.masker.Mask(res.Content[i].URI)
+		}
 	}
 }
 

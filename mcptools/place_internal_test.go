@@ -3,8 +3,10 @@ package mcptools
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/antlerhq/antler/tool"
 	"github.com/antlerhq/antler/vpath"
 )
 
@@ -104,5 +106,25 @@ func TestNoSecondWalkWithoutFileNames(t *testing.T) {
 	tr.text("see notes.txt")
 	if !tr.looked {
 		t.Error("a file name did not look at the workspace")
+	}
+}
+
+// The URI of a binary block (an embedded blob's source) is masked like
+// text: the line that names its saved file must not show a host path.
+func TestMaskResultMasksBinaryURIs(t *testing.T) {
+	layout, err := vpath.New(vpath.Options{Home: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(Options{Layout: layout})
+	defer m.Close()
+	place, err := m.prepareThread("u", "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := &tool.Result{Content: []tool.Block{{Type: tool.BlockBinary, MIMEType: "audio/wav", Data: []byte("RIFF"), URI: "file://" + place.paths.Workspace + "/take.wav"}}}
+	place.maskResult(res)
+	if got := res.Content[0].URI; strings.Contains(got, place.paths.Workspace) {
+		t.Errorf("URI %q shows the host path", got)
 	}
 }
