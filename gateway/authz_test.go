@@ -1,7 +1,9 @@
 package gateway_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"slices"
@@ -202,4 +204,44 @@ func TestAuthz_undefinedRolesRefusedAtNew(t *testing.T) {
 		t.Fatalf("defined roles: %v", err)
 	}
 	gw.Close()
+}
+
+// failingProvider fails every question.
+type failingProvider struct{}
+
+func (failingProvider) Name() string { return "failing" }
+func (failingProvider) Authorize(context.Context, authz.Request) (authz.Decision, error) {
+	return authz.Decision{}, errors.New("policy service down")
+}
+func (failingProvider) FilterResources(context.Context, authz.Principal, string, []string) ([]string, error) {
+	return nil, errors.New("policy service down")
+}
+
+// TestAuthz_providerFailure: when the provider fails, fail_closed denies
+// the route (403) and lists no model; fail_closed: false lets both through.
+func TestAuthz_providerFailure(t *testing.T) {
+	for _, failClosed := range []bool{true, false} {
+		az, err := authz.New(authz.Options{Config: config.Authorization{Enabled: true, FailClosed: failClosed, DefaultRole: "user",
+			Provider: &config.AuthorizationProvider{Use: "corp:Policy"}},
+			Providers: map[string]authz.Factory{"corp:Policy": func(map[string]any) (authz.Provider, error) { return failingProvider{}, nil }}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := newEnv(t, envOptions{authz: az, tokens: []config.GatewayToken{{Token: "tok", UserID: "u1"}}})
+		e.json("POST", "/api/threads", "tok", map[string]any{"thread_id": "tf"}, 200, nil)
+		wantStatus, wantModels := http.StatusForbidden, 0
+		if !failClosed {
+			wantStatus, wantModels = http.StatusOK, 1
+		}
+		if got := e.status("GET", "/api/threads/tf", "tok", nil); got != wantStatus {
+			t.Errorf("fail_closed %v: GET thread = %d, want %d", failClosed, got, wantStatus)
+		}
+		var list struct {
+			Models []any `json:"models"`
+		}
+		e.json("GET", "/api/models", "tok", nil, 200, &list)
+		if len(list.Models) != wantModels {
+			t.Errorf("fail_closed %v: %d models listed, want %d", failClosed, len(list.Models), wantModels)
+		}
+	}
 }
