@@ -1,8 +1,10 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -448,5 +450,59 @@ func TestToolProgressGuard_subagentsTrackedApart(t *testing.T) {
 	}
 	if g.blockReason(progressScope("t1", sub.Context), "web_search") == "" {
 		t.Error("the subagent's tool is not blocked")
+	}
+}
+
+// The guard and loop detection keep their own state and both add their
+// hints to the same model request, each once.
+func TestToolProgressGuard_coexistsWithLoopDetection(t *testing.T) {
+	g := newGuard(withThresholds(2, 5))
+	repeatCall(t, g, 2, noResults())
+	ld := NewLoopDetector(config.Default().LoopDetection, nil)
+	ld.queue("t1", "r1", LoopWarningText)
+	var seen []model.Message
+	h := tool.ChainModel(func(_ context.Context, c *tool.ModelCall) (*model.Response, error) {
+		seen = c.Request.Messages
+		return &model.Response{}, nil
+	}, g.ModelMiddleware(), ld.Middleware())
+	if _, err := h(t.Context(), &tool.ModelCall{Request: &model.Request{Messages: []model.Message{model.UserText("go")}}, ThreadID: "t1", RunID: "r1"}); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, m := range seen[1:] {
+		names = append(names, m.Name)
+	}
+	if diff := cmp.Diff([]string{ProgressHintName, LoopWarningName}, names); diff != "" {
+		t.Errorf("added messages (-want +got):\n%s", diff)
+	}
+	if strings.Contains(seen[1].Content, "LOOP") || !strings.Contains(seen[2].Content, "LOOP DETECTED") {
+		t.Errorf("hints mixed up: %q / %q", seen[1].Content, seen[2].Content)
+	}
+}
+
+// Transitions are logged as DeerFlow logs them: WARNED and ACTIVE at
+// info, BLOCKED at warn, an intercepted call at info, hint injection at
+// debug.
+func TestToolProgressGuard_logsTransitions(t *testing.T) {
+	var buf bytes.Buffer
+	c := config.Default().ToolProgress
+	c.Enabled, c.StagnationThreshold, c.WarnEscalationCount = true, 2, 1
+	g := NewToolProgressGuard(c, slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	repeatCall(t, g, 2, noResults())                       // -> WARNED
+	repeatCall(t, g, 1, okResult("fine"))                  // -> ACTIVE
+	guardCall(t, g, "t1", "r1", "login", authError(), nil) // -> BLOCKED
+	guardCall(t, g, "t1", "r1", "login", authError(), nil) // intercepted
+	repeatCall(t, g, 2, noResults())
+	guardModelCall(t, g, "t1", "r1") // injecting
+	for _, want := range []string{
+		`level=INFO msg="tool_progress: -> WARNED" thread=t1 tool=web_search consecutive_problems=2`,
+		`level=INFO msg="tool_progress: -> ACTIVE (reset after good result)" thread=t1 tool=web_search`,
+		`level=WARN msg="tool_progress: -> BLOCKED" thread=t1 tool=login`,
+		`level=INFO msg="tool_progress: call intercepted (blocked)" thread=t1 tool=login`,
+		`level=DEBUG msg="tool_progress: injecting hints" count=1`,
+	} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, buf.String())
+		}
 	}
 }
