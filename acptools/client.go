@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/antlerhq/antler/tool"
 )
 
 // client is the Antler side of one agent connection: it collects the
@@ -18,6 +20,8 @@ type client struct {
 	autoApprove bool
 	ws          *workspace
 	logger      *slog.Logger
+	// report, if set, passes the agent's progress on (acpProgress).
+	report func(tool.Progress)
 
 	mu     sync.Mutex
 	text   strings.Builder // guarded by mu
@@ -34,7 +38,8 @@ func (c *client) collected() string {
 }
 
 // SessionUpdate keeps the text of agent_message_chunk updates; thoughts,
-// tool calls, plans and the rest are only logged.
+// tool calls, plans and the rest are only logged. The agent's tool calls
+// and its answer's chunks are reported as progress.
 func (c *client) SessionUpdate(_ context.Context, n acp.SessionNotification) error {
 	u := n.Update
 	if m := u.AgentMessageChunk; m != nil {
@@ -42,14 +47,35 @@ func (c *client) SessionUpdate(_ context.Context, n acp.SessionNotification) err
 			c.mu.Lock()
 			c.text.WriteString(m.Content.Text.Text)
 			c.chunks++
+			chunks := c.chunks
 			c.mu.Unlock()
+			c.progress(tool.Progress{Progress: float64(chunks), Message: "writing its answer"})
 		}
 		return nil
 	}
 	if tc := u.ToolCall; tc != nil {
 		c.logger.Debug("ACP agent tool call", "agent", c.agent, "tool_call_id", tc.ToolCallId, "title", tc.Title)
+		c.progress(tool.Progress{Message: "tool call: " + tc.Title})
 	}
 	return nil
+}
+
+func (c *client) progress(p tool.Progress) {
+	if c.report != nil {
+		c.report(p)
+	}
+}
+
+// acpProgress reports an agent's progress through the call's event sink,
+// its texts masked as the result is; nil when the call has no sink.
+func acpProgress(call *tool.Call, mask func(string) string) func(tool.Progress) {
+	if call == nil || call.Emit == nil {
+		return nil
+	}
+	return func(p tool.Progress) {
+		p.Message = mask(p.Message)
+		call.ReportProgress(p)
+	}
 }
 
 // RequestPermission answers with the first allow_once option, else the

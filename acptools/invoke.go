@@ -139,7 +139,7 @@ func (inv *Invoker) Invoke(ctx context.Context, call *tool.Call, name string, a 
 	}
 	log.Info("spawned ACP agent", "command", path, "args", a.Args, "cwd", dir, "pid", p.cmd.Process.Pid)
 
-	r := inv.connect(name, a, ws, p, log, mask)
+	r := inv.connect(name, a, ws, p, log, mask, acpProgress(call, mask))
 	timeout := defaultTimeout
 	if a.TimeoutSeconds > 0 {
 		timeout = time.Duration(a.TimeoutSeconds) * time.Second
@@ -183,8 +183,9 @@ type agentRun struct {
 
 // connect opens the ACP connection over the agent's stdin and stdout,
 // served by a client on workspace ws.
-func (inv *Invoker) connect(name string, a config.ACPAgent, ws *workspace, p *process, log *slog.Logger, mask func(string) string) *agentRun {
-	cl := &client{agent: name, autoApprove: a.AutoApprovePermissions, ws: ws, logger: log}
+func (inv *Invoker) connect(name string, a config.ACPAgent, ws *workspace, p *process, log *slog.Logger, mask func(string) string,
+	report func(tool.Progress)) *agentRun {
+	cl := &client{agent: name, autoApprove: a.AutoApprovePermissions, ws: ws, logger: log, report: report}
 	conn := acp.NewClientSideConnection(cl, p.stdin, p.stdout)
 	conn.SetLogger(log.With("component", "acp-go-sdk"))
 	p.exited = conn.Done()
