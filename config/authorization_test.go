@@ -1,6 +1,7 @@
 package config
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,18 +15,9 @@ func TestAuthorization_defaults(t *testing.T) {
 	if diff := cmp.Diff(Authorization{FailClosed: true, DefaultRole: "user"}, c.Authorization); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	if slicesContains(c.Ignored, "authorization") {
+	if slices.Contains(c.Ignored, "authorization") {
 		t.Error("authorization is reported ignored")
 	}
-}
-
-func slicesContains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // TestAuthorization_loadsProvider: the section with an RBAC provider
