@@ -41,9 +41,81 @@ func startMediaMCP(t *testing.T) string {
 				&mcp.ImageContent{MIMEType: "image/png", Data: mediaImage(3)},
 				&mcp.AudioContent{MIMEType: "audio/wav", Data: mediaAudio}}}, nil, nil
 		})
+	mcp.AddTool(s, &mcp.Tool{Name: "flood", Description: "Take too many screenshots."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			var content []mcp.Content
+			for i := 1; i <= 7; i++ {
+				data := mediaImage(10 + i)
+				if i == 5 {
+					data = append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 5<<20)...)
+				}
+				content = append(content, &mcp.ImageContent{MIMEType: "image/png", Data: data})
+			}
+			return &mcp.CallToolResult{Content: content}, nil, nil
+		})
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	t.Cleanup(hs.Close)
 	return hs.URL
+}
+
+// TestE2EToolMedia_imagesOverTheBoundsAreRefused: an MCP result with
+// seven images, the last over 5 MiB: five are saved and shown to a vision
+// model, the sixth and seventh are refused with a line saying why.
+func TestE2EToolMedia_imagesOverTheBoundsAreRefused(t *testing.T) {
+	mcpURL := startMediaMCP(t)
+	var toolMsg model.Message
+	srv := modeltest.NewServer(t,
+		modeltest.Turn{ToolCalls: []model.ToolCall{toolCall("c1", "shots_flood", `{}`)}},
+		modeltest.Turn{Func: func(req *model.Request) modeltest.Turn {
+			for _, m := range req.Messages {
+				if m.Role == model.RoleTool {
+					toolMsg = m
+				}
+			}
+			return modeltest.Turn{Text: "too many"}
+		}})
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "config.yaml", fmt.Sprintf(`models:
+  - name: test
+    use: langchain_openai:ChatOpenAI
+    model: scripted
+    api_key: modeltest
+    base_url: %s
+    supports_vision: true
+sandbox: {use: deerflow.sandbox.local:LocalSandboxProvider}
+`, srv.URL))
+	ext, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"shots": map[string]any{"type": "http", "url": mcpURL}}})
+	writeFile(t, dir, "extensions_config.json", string(ext))
+	if code, _, errOut := antlerProcess(t, "--config", cfg, "--home", filepath.Join(dir, "home"), "run", "--json", "--thread", "t1", "flood"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(toolMsg.Content, "\n")
+	if len(lines) != 7 {
+		t.Fatalf("tool message:\n%s", toolMsg.Content)
+	}
+	for i, l := range lines[:4] {
+		if !strings.HasPrefix(l, fmt.Sprintf("[image %d of 7 (image/png, 4808 bytes) saved to /mnt/user-data/outputs/.tool-results/shots_flood-", i+1)) {
+			t.Errorf("line %d = %q", i+1, l)
+		}
+	}
+	for i, want := range []string{
+		"[image 5 of 7 (image/png, 5242888 bytes) refused: an image may be at most 5242880 bytes]",
+		"[image 6 of 7 (image/png, 4808 bytes) refused: one tool result may carry at most 5 images]",
+		"[image 7 of 7 (image/png, 4808 bytes) refused: one tool result may carry at most 5 images]",
+	} {
+		if lines[4+i] != want {
+			t.Errorf("line %d = %q, want %q", 5+i, lines[4+i], want)
+		}
+	}
+	next := string(srv.Bodies()[1])
+	for i := 1; i <= 7; i++ {
+		if i == 5 {
+			continue
+		}
+		if got, want := strings.Contains(next, base64.StdEncoding.EncodeToString(mediaImage(10 + i))[:200]), i <= 4; got != want {
+			t.Errorf("image %d in the next request: %v, want %v", i, got, want)
+		}
+	}
 }
 
 // TestE2EToolMedia_imagesReachVisionModelsFromFiles: an MCP tool returns
