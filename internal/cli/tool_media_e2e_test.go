@@ -59,8 +59,9 @@ func startMediaMCP(t *testing.T) string {
 }
 
 // TestE2EToolMedia_imagesOverTheBoundsAreRefused: an MCP result with
-// seven images, the last over 5 MiB: five are saved and shown to a vision
-// model, the sixth and seventh are refused with a line saying why.
+// seven images, the fifth over 5 MiB: the first four are saved and shown
+// to a vision model; the fifth (too large) and the sixth and seventh (over
+// the count of 5) are refused with a line saying why.
 func TestE2EToolMedia_imagesOverTheBoundsAreRefused(t *testing.T) {
 	mcpURL := startMediaMCP(t)
 	var toolMsg model.Message
