@@ -49,6 +49,10 @@ type Config struct {
 	ToolPolicy      ToolPolicy          `yaml:"tool_policy"` // Antler's own section
 	AgentsAPI       AgentsAPI           `yaml:"agents_api"`
 
+	// SafetyFinishReason drops the tool calls of a response the provider
+	// stopped for safety (safety_finish_reason.go).
+	SafetyFinishReason SafetyFinishReason `yaml:"safety_finish_reason"`
+
 	// AllowUnenforced names DeerFlow sections that restrict what runs or
 	// who may run it, which Antler does not enforce, and which the
 	// operator accepts going unenforced: without it such a section stops
@@ -403,6 +407,8 @@ func Default() *Config {
 		Guardrails:      defaultGuardrails(),
 		Authorization:   defaultAuthorization(),
 		ToolPolicy:      defaultToolPolicy(),
+
+		SafetyFinishReason: defaultSafetyFinishReason(),
 	}
 }
 

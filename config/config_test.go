@@ -69,7 +69,7 @@ func TestParseDeerFlowExample(t *testing.T) {
 	wantIgnored := []string{
 		"agent_storage", "channels",
 		"input_polish", "log_level", "logging", "max_recursion_limit", "mcp_tasks",
-		"memory", "run_events", "run_ownership", "safety_finish_reason", "scheduler",
+		"memory", "run_events", "run_ownership", "scheduler",
 		"suggestions", "token_budget",
 	}
 	if diff := cmp.Diff(wantIgnored, c.Ignored); diff != "" {

@@ -31,7 +31,7 @@ func sectionKind(name string) int {
 func implementedSections() []string {
 	return []string{
 		"acp_agents", "agents_api", "allow_unenforced", "authorization", "config_version", "database", "gateway", "guardrails", "loop_detection", "models",
-		"read_before_write", "sandbox", "skill_evolution", "skill_scan", "skills",
+		"read_before_write", "safety_finish_reason", "sandbox", "skill_evolution", "skill_scan", "skills",
 		"subagents", "summarization", "title", "token_usage", "tool_groups", "tool_output", "tool_policy", "tool_progress", "tool_search", "tools", "uploads",
 	}
 }
@@ -44,7 +44,7 @@ func deerFlowSections() []string {
 		"channels", "checkpointer", "circuit_breaker", "dedupe_storage", "extensions",
 		"input_polish", "llm_call", "log_level", "logging",
 		"max_recursion_limit", "mcp_tasks", "memory", "middlewares", "plugins",
-		"run_events", "run_ownership", "safety_finish_reason", "scheduler",
+		"run_events", "run_ownership", "scheduler",
 		"stream_bridge", "suggestions", "token_budget", "tracing",
 	}
 }

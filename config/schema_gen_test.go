@@ -48,6 +48,7 @@ func requiredKeys() map[reflect.Type][]string {
 		reflect.TypeFor[Mount]():          {"host_path", "container_path"},
 		reflect.TypeFor[CustomSubagent](): {"description", "system_prompt"},
 		reflect.TypeFor[ACPAgent]():       {"command", "description"},
+		reflect.TypeFor[SafetyDetector](): {"use"},
 	}
 }
 

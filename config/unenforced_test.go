@@ -43,8 +43,6 @@ func TestIgnoredSections_restrictsAsSet(t *testing.T) {
 		{"token_budget enabled restricts", "token_budget:\n  enabled: true\n  max_tokens: 5000\n", true},
 		{"token_budget disabled does not", "token_budget:\n  enabled: false\n", false},
 		{"token_budget without enabled is off as in DeerFlow", "token_budget:\n  max_tokens: 5000\n", false},
-		{"safety_finish_reason is on by default", "safety_finish_reason:\n  detectors: null\n", true},
-		{"safety_finish_reason disabled does not", "safety_finish_reason:\n  enabled: false\n", false},
 		{"an enabled flag that is not a boolean restricts", "token_budget:\n  enabled: maybe\n", true},
 		{"max_recursion_limit under Antler's cap restricts", "max_recursion_limit: 20\n", true},
 		{"max_recursion_limit over Antler's cap does not", "max_recursion_limit: 1000\n", false},
@@ -109,8 +107,10 @@ func TestAllowUnenforced(t *testing.T) {
 	}
 }
 
-// TestDeerFlowExample_refusedSections: DeerFlow's own example config sets
-// one section Antler refuses (safety_finish_reason, on by default).
+// TestDeerFlowExample_refusedSections: DeerFlow's own example config starts
+// Antler: every section it sets that restricts is enforced (its
+// safety_finish_reason, on, is implemented), and those Antler ignores are
+// classified.
 func TestDeerFlowExample_refusedSections(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("testdata", "deerflow-config.example.yaml"))
 	if err != nil {
@@ -126,9 +126,22 @@ func TestDeerFlowExample_refusedSections(t *testing.T) {
 			refused = append(refused, s.Name)
 		}
 	}
-	t.Logf("refused: %v", refused)
-	if len(refused) == 0 {
-		t.Error("no section of DeerFlow's example is refused")
+	if len(refused) != 0 {
+		t.Errorf("DeerFlow's example is refused for %v", refused)
+	}
+	if err := c.UnenforcedError(); err != nil {
+		t.Errorf("UnenforcedError() = %v", err)
+	}
+	if len(c.IgnoredSections) == 0 {
+		t.Error("no section of DeerFlow's example is reported as ignored")
+	}
+	for _, s := range c.IgnoredSections {
+		if s.Name == "safety_finish_reason" {
+			t.Errorf("safety_finish_reason is ignored: %+v", s)
+		}
+	}
+	if !c.SafetyFinishReason.Enabled {
+		t.Error("the example's safety_finish_reason (enabled: true) is not enabled")
 	}
 }
 

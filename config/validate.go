@@ -33,6 +33,7 @@ func (p *parser) validate() {
 	p.validateToolOutput()
 	p.validateLoopDetection()
 	p.validateToolProgress()
+	p.validateSafetyFinishReason()
 	p.validateTitle()
 	p.validateSummarization()
 	p.validateSandbox()
