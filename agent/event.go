@@ -70,6 +70,10 @@ const (
 	// StopSubagentLimitCapped: the subagent limit dropped the task calls
 	// of the final answer because the run's delegation budget was spent.
 	StopSubagentLimitCapped StopReason = "subagent_limit_capped"
+	// StopSafetyCapped: the provider stopped the final answer with a
+	// safety signal, and its tool calls were dropped or its empty text
+	// explained (safety_finish_reason).
+	StopSafetyCapped StopReason = "safety_capped"
 	// StopCancelled: the context was cancelled or the consumer stopped.
 	StopCancelled StopReason = "cancelled"
 	// StopError: the run failed.

@@ -116,6 +116,7 @@ type Factory struct {
 	opts   FactoryOptions // immutable after NewFactory
 	logger *slog.Logger
 	loops  *LoopDetector
+	safety tool.ModelMiddleware // nil when safety_finish_reason is off
 
 	mu     sync.Mutex                   // guards models
 	models map[modelKey]model.ChatModel // built models per config and name
@@ -141,8 +142,16 @@ func NewFactory(opts FactoryOptions) (*Factory, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Factory{opts: opts, logger: logger, loops: NewLoopDetector(opts.Config.LoopDetection, logger),
-		models: map[modelKey]model.ChatModel{}}, nil
+	f := &Factory{opts: opts, logger: logger, loops: NewLoopDetector(opts.Config.LoopDetection, logger),
+		models: map[modelKey]model.ChatModel{}}
+	if sf := opts.Config.SafetyFinishReason; sf.Enabled {
+		detectors, err := SafetyDetectorsFromConfig(sf)
+		if err != nil {
+			return nil, fmt.Errorf("agent: %w", err)
+		}
+		f.safety = SafetyFinishReason(SafetyFinishReasonOptions{Detectors: detectors})
+	}
+	return f, nil
 }
 
 // Request is one run's options (DeerFlow's configurable/context keys).
@@ -425,6 +434,7 @@ func (f *Factory) leadChain(req Request, def *deferred.Deferred) ChainSpec {
 	if f.opts.Config.LoopDetection.Enabled {
 		spec.LoopDetection = f.loops.Middleware()
 	}
+	spec.SafetyFinishReason = f.safety
 	return spec
 }
 

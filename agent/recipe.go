@@ -41,6 +41,9 @@ type ChainSpec struct {
 	LoopDetection tool.ModelMiddleware
 	// TokenBudget caps a subagent's tokens; nil adds none.
 	TokenBudget tool.ModelMiddleware
+	// SafetyFinishReason drops the tool calls of a response the
+	// provider stopped for safety (SafetyFinishReason); nil adds none.
+	SafetyFinishReason tool.ModelMiddleware
 	// Clarification intercepts ask_clarification and ends the run (lead
 	// agent); false leaves the call to the tool.
 	Clarification bool
@@ -72,7 +75,9 @@ func (c *Chain) addModel(name string, mw tool.ModelMiddleware) {
 // Model requests: the sanitisation of the user's input, dangling-call
 // repair, the embedder's middlewares,
 // deferred routing then the deferred filter, the subagent limit, loop
-// detection, the token budget.
+// detection, the token budget, the safety finish reason (innermost, so
+// that it sees the provider's response first and the guards outside it
+// count the calls it leaves, as DeerFlow registers it last of them).
 func (s ChainSpec) Build() Chain {
 	var c Chain
 	for i, mw := range s.ToolMiddlewares {
@@ -105,6 +110,9 @@ func (s ChainSpec) Build() Chain {
 	}
 	if s.TokenBudget != nil {
 		c.addModel("token_budget", s.TokenBudget)
+	}
+	if s.SafetyFinishReason != nil {
+		c.addModel("safety_finish_reason", s.SafetyFinishReason)
 	}
 	return c
 }

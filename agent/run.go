@@ -171,9 +171,10 @@ func (r *runState) loop(ctx context.Context) (StopReason, error) {
 		}
 		if len(msg.ToolCalls) == 0 {
 			// A model middleware that capped the run says so on the
-			// final message (loop detection, the subagent limit).
+			// final message (loop detection, the subagent limit, the
+			// safety finish reason).
 			switch s, _ := msg.Meta["stop_reason"].(string); StopReason(s) {
-			case StopLoopCapped, StopSubagentLimitCapped:
+			case StopLoopCapped, StopSubagentLimitCapped, StopSafetyCapped:
 				return StopReason(s), nil
 			}
 			return StopCompleted, nil
@@ -345,7 +346,8 @@ func (r *runState) modelStep(ctx context.Context, h tool.ModelHandler) (model.Me
 	msgs = append(msgs, r.state.Messages...)
 	req := &model.Request{Messages: msgs, Tools: r.a.defs, MaxTokens: o.MaxTokens, Temperature: o.Temperature, Thinking: o.Thinking}
 	call := &tool.ModelCall{Request: req, State: r.state, ThreadID: r.in.ThreadID, UserID: r.in.UserID,
-		AgentName: r.in.AgentName, RunID: r.in.RunID, Context: r.in.Context, Logger: r.logger}
+		AgentName: r.in.AgentName, RunID: r.in.RunID, Context: r.in.Context, Logger: r.logger,
+		Emit: func(event string, data any) { r.emit(Event{Type: EventType(event), Data: data}, nil) }}
 	resp, err := h(ctx, call)
 	if err != nil {
 		return model.Message{}, err

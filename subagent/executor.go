@@ -99,6 +99,9 @@ type Executor struct {
 	cfg     *config.Config
 	logger  *slog.Logger
 	workers chan struct{} // a token per running task
+	// safety is the safety_finish_reason guard every subagent's chain
+	// holds, as the lead's does; nil when the section is off.
+	safety tool.ModelMiddleware
 
 	mu     sync.Mutex
 	execs  map[string]*execution // guarded by mu
@@ -133,8 +136,16 @@ func New(opts Options) (*Executor, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Executor{opts: opts, cfg: cfg, logger: logger, workers: make(chan struct{}, opts.Workers),
-		execs: map[string]*execution{}, models: map[string]model.ChatModel{}}, nil
+	x := &Executor{opts: opts, cfg: cfg, logger: logger, workers: make(chan struct{}, opts.Workers),
+		execs: map[string]*execution{}, models: map[string]model.ChatModel{}}
+	if sf := cfg.SafetyFinishReason; sf.Enabled {
+		detectors, err := agent.SafetyDetectorsFromConfig(sf)
+		if err != nil {
+			return nil, fmt.Errorf("subagent: %w", err)
+		}
+		x.safety = agent.SafetyFinishReason(agent.SafetyFinishReasonOptions{Detectors: detectors})
+	}
+	return x, nil
 }
 
 // Workers returns the number of tasks that may run at once.

@@ -181,8 +181,9 @@ func (x *Executor) tools(ctx context.Context, typ Type, req builtin.TaskRequest,
 }
 
 // chain says which middlewares a subagent's chains hold: the lead's
-// embedder middlewares, its own loop detector and its token budget; never
-// clarification (subagents run with disable_clarification).
+// embedder middlewares, its own loop detector, its token budget and the
+// safety finish reason; never clarification (subagents run with
+// disable_clarification).
 func (x *Executor) chain(def *deferred.Deferred, bud *budget, log *slog.Logger) agent.ChainSpec {
 	spec := agent.ChainSpec{ToolMiddlewares: x.opts.ToolMiddlewares, ModelMiddlewares: x.opts.ModelMiddlewares,
 		Deferred: def, TokenBudget: bud.middleware()}
@@ -191,6 +192,7 @@ func (x *Executor) chain(def *deferred.Deferred, bud *budget, log *slog.Logger) 
 		// subagent shares its thread id with the parent and its siblings.
 		spec.LoopDetection = agent.NewLoopDetector(x.cfg.LoopDetection, log).Middleware()
 	}
+	spec.SafetyFinishReason = x.safety
 	return spec
 }
 

@@ -27,6 +27,10 @@ type ModelCall struct {
 	// Context holds the run's non-checkpointed runtime values.
 	Context map[string]any
 	Logger  *slog.Logger
+	// Emit, if non-nil, sends a custom event (such as
+	// safety_termination) into the run's event stream. The agent loop
+	// sets it; it must be called before the handler returns.
+	Emit func(event string, data any)
 }
 
 // Log returns c.Logger, or a logger that discards when it is nil.
@@ -35,6 +39,13 @@ func (c *ModelCall) Log() *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return c.Logger
+}
+
+// EmitEvent sends a custom event if the call has an event sink.
+func (c *ModelCall) EmitEvent(event string, data any) {
+	if c != nil && c.Emit != nil {
+		c.Emit(event, data)
+	}
 }
 
 // ModelHandler sends a model call and returns the model's response.
