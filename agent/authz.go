@@ -3,9 +3,11 @@ package agent
 import (
 	"context"
 	"maps"
+	"slices"
 
 	"github.com/antlerhq/antler/authz"
 	"github.com/antlerhq/antler/config"
+	"github.com/antlerhq/antler/tool"
 	"github.com/antlerhq/antler/toolset"
 )
 
@@ -69,7 +71,8 @@ func (f *Factory) authorizeModel(ctx context.Context, req Request, mcfg *config.
 }
 
 // FilterEntries removes from entries, in place order kept, the tools the
-// role of runtime context rc may not bind (DeerFlow's Layer 1 filter,
+// role of runtime context rc may not bind, by tool name (tools policies)
+// and by MCP server (mcp_servers policies) (DeerFlow's Layer 1 filter,
 // before deferred tools are set up, so that tool_search's catalogue holds
 // only what the role may use). A nil or disabled authorizer keeps all.
 func FilterEntries(ctx context.Context, a *authz.Authorizer, rc map[string]any, entries []toolset.Entry) []toolset.Entry {
@@ -84,9 +87,19 @@ func FilterEntries(ctx context.Context, a *authz.Authorizer, rc map[string]any, 
 	for _, n := range a.VisibleTools(ctx, rc, names) {
 		keep[n] = true
 	}
+	var servers []string
+	for _, e := range entries {
+		if s := e.Tool.Meta[tool.MetaMCPServer]; s != "" && !slices.Contains(servers, s) {
+			servers = append(servers, s)
+		}
+	}
+	keepServer := map[string]bool{}
+	for _, s := range a.VisibleMCPServers(ctx, rc, servers) {
+		keepServer[s] = true
+	}
 	out := entries[:0:0]
 	for _, e := range entries {
-		if keep[e.Tool.Name] {
+		if s := e.Tool.Meta[tool.MetaMCPServer]; keep[e.Tool.Name] && (s == "" || keepServer[s]) {
 			out = append(out, e)
 		}
 	}

@@ -79,6 +79,9 @@ func New(opts Options) (*Authorizer, error) {
 			Msg: fmt.Sprintf("Failed to construct authorization provider '%s': %v", use, err), Err: err}
 	}
 	if r, ok := p.(*RBAC); ok {
+		if err := r.enforcedOnly(); err != nil {
+			return nil, &config.Error{File: opts.ConfigFile, Line: c.Provider.Line, Key: "authorization.provider.config.roles", Msg: err.Error()}
+		}
 		if err := r.ValidateRole(a.defaultRole, "authorization.default_role"); err != nil {
 			return nil, &config.Error{File: opts.ConfigFile, Key: "authorization.default_role",
 				Msg: fmt.Sprintf("Invalid authorization default_role for provider '%s': %v", use, err), Err: err}

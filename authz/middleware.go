@@ -35,6 +35,11 @@ func (a *Authorizer) ToolMiddleware() tool.Middleware {
 				d = a.failDecision()
 			} else {
 				d = a.Authorize(ctx, toolRequest(p, call, args))
+				if server := call.Meta[tool.MetaMCPServer]; d.Allow && server != "" {
+					req := toolRequest(p, call, args)
+					req.Resource, req.Target = ResourceMCPServer, server
+					d = a.Authorize(ctx, req)
+				}
 			}
 			if !d.Allow {
 				code, reason := "oap.denied", "blocked by guardrail policy"
@@ -81,6 +86,17 @@ func toolRequest(p Principal, call *tool.Call, args json.RawMessage) Request {
 // rc may bind (Layer 1): Visible over tool names with the principal of
 // rc. An unresolvable principal is the provider failure of fail_closed.
 func (a *Authorizer) VisibleTools(ctx context.Context, rc map[string]any, names []string) []string {
+	return a.visibleTo(ctx, rc, ResourceTool, names)
+}
+
+// VisibleMCPServers returns the MCP servers, of names, whose tools the run
+// of runtime context rc may bind (mcp_servers policies), as VisibleTools.
+func (a *Authorizer) VisibleMCPServers(ctx context.Context, rc map[string]any, names []string) []string {
+	return a.visibleTo(ctx, rc, ResourceMCPServer, names)
+}
+
+// visibleTo is Visible of resourceType with the principal of rc.
+func (a *Authorizer) visibleTo(ctx context.Context, rc map[string]any, resourceType string, names []string) []string {
 	if !a.Enabled() {
 		return append([]string(nil), names...)
 	}
@@ -92,5 +108,5 @@ func (a *Authorizer) VisibleTools(ctx context.Context, rc map[string]any, names 
 		}
 		return append([]string(nil), names...)
 	}
-	return a.Visible(ctx, p, ResourceTool, names)
+	return a.Visible(ctx, p, resourceType, names)
 }

@@ -22,6 +22,9 @@ const (
 	ResourceTool  = "tool"
 	ResourceModel = "model"
 	ResourceRoute = "route"
+	// ResourceMCPServer is asked about every MCP tool, with the tool's
+	// server (its Meta mcp_server) as the target.
+	ResourceMCPServer = "mcp_server"
 
 	ActionCall = "call" // a tool call
 	ActionUse  = "use"  // running a model

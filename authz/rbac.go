@@ -1,11 +1,13 @@
 package authz
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 )
 
 // RBACName is the RBAC provider's name.
@@ -115,6 +117,27 @@ func (r *RBAC) addRole(name string, raw any) error {
 			return err
 		}
 		r.policies[policyKey{name, key}] = pol
+	}
+	return nil
+}
+
+// enforcedResources are the policy keys of the built-in RBAC provider
+// that Antler asks about. DeerFlow's RBAC accepts any resource type
+// (skills, sandbox, ...) and asks only about some; Antler refuses a policy
+// nothing would ask about rather than let an operator believe it holds.
+func enforcedResources() []string { return []string{"mcp_servers", "models", "routes", "tools"} }
+
+// enforcedOnly returns an error naming the first role and resource key
+// whose policy Antler never asks about.
+func (r *RBAC) enforcedOnly() error {
+	keys := slices.SortedFunc(maps.Keys(r.policies), func(a, b policyKey) int {
+		return cmp.Or(strings.Compare(a.role, b.role), strings.Compare(a.resource, b.resource))
+	})
+	for _, k := range keys {
+		if !slices.Contains(enforcedResources(), k.resource) {
+			return fmt.Errorf("role '%s' resource '%s': Antler enforces only %s policies, so this one would not hold; remove it",
+				k.role, k.resource, strings.Join(enforcedResources(), ", "))
+		}
 	}
 	return nil
 }
