@@ -166,11 +166,11 @@ func TestChainSpec_OneOrder(t *testing.T) {
 	pass := func(next tool.Handler) tool.Handler { return next }
 	passModel := func(next tool.ModelHandler) tool.ModelHandler { return next }
 	c := agent.ChainSpec{ToolMiddlewares: []tool.Middleware{pass}, ModelMiddlewares: []tool.ModelMiddleware{passModel},
-		SubagentLimit: passModel, LoopDetection: passModel, TokenBudget: passModel, Clarification: true}.Build()
+		SubagentLimit: passModel, LoopDetection: passModel, TokenBudget: passModel, SafetyFinishReason: passModel, Clarification: true}.Build()
 	if diff := cmp.Diff([]string{"embedder[0]", "tool_result_sanitization", "clarification"}, c.ToolNames); diff != "" {
 		t.Errorf("tool chain (-want +got):\n%s", diff)
 	}
-	want := []string{"input_sanitization", "dangling_tool_calls", "embedder[0]", "subagent_limit", "loop_detection", "token_budget"}
+	want := []string{"input_sanitization", "dangling_tool_calls", "embedder[0]", "subagent_limit", "loop_detection", "token_budget", "safety_finish_reason"}
 	if diff := cmp.Diff(want, c.ModelNames); diff != "" {
 		t.Errorf("model chain (-want +got):\n%s", diff)
 	}
