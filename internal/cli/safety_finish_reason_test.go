@@ -1,0 +1,62 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/antlerhq/antler/model"
+	"github.com/antlerhq/antler/model/modeltest"
+)
+
+// `antler run` against a provider that cuts a write_file call with
+// finish_reason content_filter: on by default the file is never written,
+// the answer says why and the run ends safety_capped; with
+// safety_finish_reason.enabled false the call runs.
+func TestSafetyFinishReason_runNeverWritesACutFile(t *testing.T) {
+	for _, tc := range []struct {
+		name, section string
+		written       bool
+		reason        string
+	}{
+		{"on by default", "", false, "safety_capped"},
+		{"DeerFlow's example section", "safety_finish_reason:\n  enabled: true\n", false, "safety_capped"},
+		{"enabled: false", "safety_finish_reason:\n  enabled: false\n", true, "completed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := modeltest.NewServer(t,
+				modeltest.Turn{Text: "Here is the report:", FinishReason: "content_filter", ToolCalls: []model.ToolCall{toolCall("w1", "write_file",
+					`{"description":"save","path":"/mnt/user-data/outputs/report.md","content":"# Weekly Politics\n- Meeting time: 2026-05-12"}`)}},
+				modeltest.Turn{Text: "saved"})
+			cfg, home := e2eConfig(t, srv.URL)
+			if tc.section != "" {
+				appendFile(t, cfg, tc.section)
+			}
+			code, out, errOut := runCLI(t, nil, "--config", cfg, "--home", home, "run", "--json", "--thread", "t1", "write me a report")
+			if code != 0 {
+				t.Fatalf("exit %d: %s\n%s", code, errOut, out)
+			}
+			_, err := os.Stat(filepath.Join(home, "users", "default", "threads", "t1", "user-data", "outputs", "report.md"))
+			if written := err == nil; written != tc.written {
+				t.Errorf("report.md written = %v, want %v (stat: %v)", written, tc.written, err)
+			}
+			evs := parseEvents(t, out)
+			if last := evs[len(evs)-1]; last.Type != "done" || last.Reason != tc.reason {
+				t.Errorf("last event %+v, want done %s", last, tc.reason)
+			}
+			var custom, explained bool
+			for _, ev := range evs {
+				if ev.Type == "safety_termination" && ev.Data["reason_value"] == "content_filter" && ev.Data["thread_id"] == "t1" {
+					custom = true
+				}
+				if ev.Type == "message" && ev.Message != nil && strings.Contains(ev.Message.Content, "Any tool calls produced in this turn were suppressed") {
+					explained = true
+				}
+			}
+			if custom == tc.written || explained == tc.written {
+				t.Errorf("safety_termination event %v, explanation %v, want %v\n%s", custom, explained, !tc.written, out)
+			}
+		})
+	}
+}
