@@ -192,6 +192,10 @@ type renderer struct {
 	status  *statusLine
 	midLine bool
 	options []string
+	// streamed is the text streamed of the current answer, so that what
+	// a model middleware adds after the stream (the safety finish
+	// reason's explanation) is printed too.
+	streamed strings.Builder
 	// tools is the live line of running tool calls (nil: none); mu
 	// serialises events and its ticks (renderer.tick).
 	tools *toolLine
@@ -210,8 +214,17 @@ func (r *renderer) event(ev agent.Event) {
 	case agent.EventMessageDelta:
 		if ev.Delta != "" {
 			fmt.Fprint(r.w, ev.Delta)
+			r.streamed.WriteString(ev.Delta)
 			r.midLine = !strings.HasSuffix(ev.Delta, "\n")
 		}
+	case agent.EventMessage:
+		if ev.Message != nil {
+			if rest, ok := strings.CutPrefix(ev.Message.Content, r.streamed.String()); ok && rest != "" {
+				fmt.Fprint(r.w, rest)
+				r.midLine = !strings.HasSuffix(rest, "\n")
+			}
+		}
+		r.streamed.Reset()
 	case agent.EventToolStart:
 		r.endLine()
 		fmt.Fprintf(r.errw, "→ %s %s\n", ev.Name, summary(string(ev.Arguments), 80))

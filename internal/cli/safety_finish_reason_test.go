@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/antlerhq/antler/agent"
 	"github.com/antlerhq/antler/model"
 	"github.com/antlerhq/antler/model/modeltest"
 )
@@ -58,5 +60,21 @@ func TestSafetyFinishReason_runNeverWritesACutFile(t *testing.T) {
 				t.Errorf("safety_termination event %v, explanation %v, want %v\n%s", custom, explained, !tc.written, out)
 			}
 		})
+	}
+}
+
+// In text mode, what the guard adds after the stream (its explanation)
+// is printed after the streamed text, once.
+func TestRenderer_printsTextAddedAfterTheStream(t *testing.T) {
+	var out, errw bytes.Buffer
+	r := &renderer{w: &out, errw: &errw, status: &statusLine{w: &errw}}
+	r.event(agent.Event{Type: agent.EventMessageDelta, Delta: "Here is the report:"})
+	r.event(agent.Event{Type: agent.EventMessage, Message: &model.Message{Content: "Here is the report:\n\nThe model provider stopped"}})
+	r.event(agent.Event{Type: agent.EventToolStart, Name: "ls"})
+	r.event(agent.Event{Type: agent.EventMessageDelta, Delta: "next"})
+	r.event(agent.Event{Type: agent.EventMessage, Message: &model.Message{Content: "next"}})
+	r.finish()
+	if got, want := out.String(), "Here is the report:\n\nThe model provider stopped\nnext\n"; got != want {
+		t.Errorf("output %q, want %q", got, want)
 	}
 }
