@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/antlerhq/antler/authz"
 	"github.com/antlerhq/antler/model/modeltest"
 )
 
@@ -137,5 +140,44 @@ func TestAuthz_doctorReportsSection(t *testing.T) {
 	want := "on (provider deerflow.authz.rbac:RbacAuthorizationProvider, default_role user, fail_closed true); --user bob has role guest"
 	if !strings.Contains(out, want) {
 		t.Errorf("doctor output lacks %q:\n%s", want, out)
+	}
+}
+
+// listButRefuseBash is an authorization provider that lets every tool be
+// listed (bound) but refuses a call of bash.
+type listButRefuseBash struct{}
+
+func (listButRefuseBash) Name() string { return "list-but-refuse-bash" }
+func (listButRefuseBash) Authorize(_ context.Context, r authz.Request) (authz.Decision, error) {
+	if r.Resource == authz.ResourceTool && r.Action == authz.ActionCall && r.Target == "bash" {
+		return authz.Decision{Reasons: []authz.Reason{{Code: "authz.denied", Message: "no bash calls"}}}, nil
+	}
+	return authz.Decision{Allow: true}, nil
+}
+func (listButRefuseBash) FilterResources(_ context.Context, _ authz.Principal, _ string, c []string) ([]string, error) {
+	return c, nil
+}
+
+// TestAuthz_toolsCallGoesThroughTheCallGate: `antler tools call` asks the
+// provider about the call itself, as a run's middleware does: a tool the
+// provider lists but refuses to let call does not run, and the deny is
+// printed.
+func TestAuthz_toolsCallGoesThroughTheCallGate(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "config.yaml", `sandbox: {allow_host_bash: true}
+tools:
+  - {name: bash, group: bash, use: antler:command, command: ["sh", "-c", "echo ran"]}
+authorization:
+  enabled: true
+  provider: {use: corp:ListButRefuseBash}
+`)
+	var out, errOut bytes.Buffer
+	opts := Options{Stdout: &out, Stderr: &errOut, Stdin: strings.NewReader(""), Getenv: func(string) string { return "" },
+		AuthorizationProviders: map[string]authz.Factory{"corp:ListButRefuseBash": func(map[string]any) (authz.Provider, error) {
+			return listButRefuseBash{}, nil
+		}}}
+	code := Main(t.Context(), []string{"--config", cfg, "--home", filepath.Join(dir, "home"), "tools", "call", "bash", "--args", `{}`}, opts)
+	if code == 0 || strings.Contains(out.String(), "ran") || !strings.Contains(out.String()+errOut.String(), "Guardrail denied: tool 'bash' was blocked (authz.denied)") {
+		t.Errorf("tools call bash: exit %d, out %q, err %q; want the deny and no run", code, out.String(), errOut.String())
 	}
 }

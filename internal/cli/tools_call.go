@@ -176,8 +176,9 @@ func readArgs(s string, stdin io.Reader) (json.RawMessage, error) {
 // callTool runs one tool outside any agent loop, as the app's user on the
 // given thread, through tool.Invoke: a panic or a handler's Go error is an
 // error result, as the model would see it; only cancellation is an error.
-// The guardrails section and the tool policy's deny rules apply: a
-// denied call does not run and its result is the deny.
+// The authorization section (as the --user's role), the guardrails
+// section and the tool policy's deny rules apply: a denied call does not
+// run and its result is the deny.
 func (a *app) callTool(ctx context.Context, t *tool.Tool, threadID, agentName string, args json.RawMessage) (res *tool.Result, err error) {
 	state, err := a.threadState(ctx, threadID)
 	if err != nil {
@@ -194,8 +195,11 @@ func (a *app) callTool(ctx context.Context, t *tool.Tool, threadID, agentName st
 		Context:   map[string]any{"thread_id": threadID, "user_id": a.g.user, "user_role": a.userRole()},
 		Logger:    a.logger,
 	}
-	// The guardrails decide before the tool runs, as in a run; a denied
-	// call is printed like any error result.
+	// Authorization and then the guardrails decide before the tool runs,
+	// as in a run; a denied call is printed like any error result.
+	if denied, err := a.authorizeCall(ctx, call, args); err != nil || denied != nil {
+		return denied, err
+	}
 	if denied, err := a.guard.Check(ctx, call, args); err != nil || denied != nil {
 		return denied, err
 	}
@@ -207,6 +211,25 @@ func (a *app) callTool(ctx context.Context, t *tool.Tool, threadID, agentName st
 		return nil, err
 	}
 	return res, a.saveUpdate(ctx, threadID, state, res.Update)
+}
+
+// authorizeCall is the authorization section's call gate for one call:
+// the deny result when the role may not call the tool (or its MCP
+// server), nil when it may or authorization is off.
+func (a *app) authorizeCall(ctx context.Context, call *tool.Call, args json.RawMessage) (*tool.Result, error) {
+	mw := a.authz.ToolMiddleware()
+	if mw == nil {
+		return nil, nil
+	}
+	allowed := false
+	res, err := mw(func(context.Context, *tool.Call, json.RawMessage) (*tool.Result, error) {
+		allowed = true
+		return nil, nil
+	})(ctx, call, args)
+	if allowed {
+		return nil, nil
+	}
+	return res, err
 }
 
 // threadState returns the thread's current state from the store (empty
