@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,5 +78,36 @@ func TestRenderer_printsTextAddedAfterTheStream(t *testing.T) {
 	r.finish()
 	if got, want := out.String(), "Here is the report:\n\nThe model provider stopped\nnext\n"; got != want {
 		t.Errorf("output %q, want %q", got, want)
+	}
+}
+
+// Through `antler serve`, the cut call streams DeerFlow's
+// safety_termination custom frame and the stored answer's
+// additional_kwargs carry the record; the file is never written.
+func TestSafetyFinishReason_serveStreamsTheTermination(t *testing.T) {
+	srv := modeltest.NewServer(t,
+		modeltest.Turn{FinishReason: "content_filter", ToolCalls: []model.ToolCall{toolCall("w1", "write_file",
+			`{"description":"save","path":"/mnt/user-data/outputs/a.txt","content":"half"}`)}})
+	cfg, home := e2eConfig(t, srv.URL)
+	url, stop := startServe(t, nil, "--config", cfg, "--home", home)
+	defer stop()
+	body := `{"input":{"messages":[{"type":"human","content":"save"}]},"stream_mode":["values","custom"]}`
+	resp, err := http.Post(url+"/api/langgraph/threads/t1/runs/stream", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	frame := `event: custom` + "\n" + `data: {"detector":"openai_compatible_content_filter","reason_field":"finish_reason",` +
+		`"reason_value":"content_filter","suppressed_tool_call_count":1,"suppressed_tool_call_names":["write_file"],` +
+		`"thread_id":"t1","type":"safety_termination"}`
+	if !strings.Contains(string(data), frame) {
+		t.Errorf("stream lacks the safety_termination frame:\n%s", data)
+	}
+	if !strings.Contains(string(data), `"safety_termination":{`) || !strings.Contains(string(data), `"stop_reason":"safety_capped"`) {
+		t.Errorf("stored answer lacks the record:\n%s", data)
+	}
+	if _, err := os.Stat(filepath.Join(home, "users", "default", "threads", "t1", "user-data", "outputs", "a.txt")); !os.IsNotExist(err) {
+		t.Errorf("write_file ran: stat err %v", err)
 	}
 }
