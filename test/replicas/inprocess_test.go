@@ -196,7 +196,9 @@ func TestInProcessThreadAcrossReplicas(t *testing.T) {
 	}
 	ca.json("GET", "/api/threads/t-across/state", nil, 200, &state)
 	msgs := state.Values.Messages
-	if len(msgs) != 4 || !strings.Contains(msgs[3]["content"].(string), "done: noted hello") {
+	// The scripted model echoes the user's text as it sees it: framed by
+	// the input sanitisation's boundary markers.
+	if len(msgs) != 4 || !strings.Contains(msgs[3]["content"].(string), "done: noted --- BEGIN USER INPUT ---\nhello\n--- END USER INPUT ---") {
 		t.Fatalf("state on A after the run on B: %d messages %v", len(msgs), msgs)
 	}
 	var run map[string]any
