@@ -78,11 +78,12 @@ func escapeBlockedTags(text string) string {
 	return blockedTagRE.ReplaceAllStringFunc(text, angleEscaper.Replace)
 }
 
-// neutralizeUntrustedTags is DeerFlow's neutralize_untrusted_tags, for
+// NeutralizeUntrustedTags is DeerFlow's neutralize_untrusted_tags, for
 // text from outside the trust boundary that enters the model's context
-// as data: blocked tags are escaped and the boundary markers replaced by
-// their look-alikes. Blank text is returned unchanged.
-func neutralizeUntrustedTags(text string) string {
+// as data (also the file names and paths of the gateway's uploads block):
+// blocked tags are escaped and the boundary markers replaced by their
+// look-alikes. Blank text is returned unchanged.
+func NeutralizeUntrustedTags(text string) string {
 	if strings.TrimSpace(text) == "" {
 		return text
 	}
@@ -259,7 +260,7 @@ func neutralizeAfterFirst(m model.Message, call *tool.ModelCall) model.Message {
 	for i, p := range m.Parts {
 		if p.Type == model.PartText && p.Text != "" {
 			if first {
-				p.Text = neutralizeUntrustedTags(p.Text)
+				p.Text = NeutralizeUntrustedTags(p.Text)
 			}
 			first = true
 		}

@@ -138,7 +138,7 @@ func TestFrameUntrustedText_escapesFrameworkStructuredTags(t *testing.T) {
 func TestNeutralizeUntrustedTags_coversFrameworkStructuredTags(t *testing.T) {
 	for _, tag := range frameworkStructuredTags() {
 		t.Run(tag, func(t *testing.T) {
-			got := neutralizeUntrustedTags("<" + tag + ">malicious</" + tag + ">")
+			got := NeutralizeUntrustedTags("<" + tag + ">malicious</" + tag + ">")
 			if !strings.Contains(got, "&lt;"+tag+"&gt;") || strings.Contains(got, "<"+tag+">") {
 				t.Errorf("forged %s block not neutralised: %q", tag, got)
 			}

@@ -13,7 +13,7 @@ import (
 // This file is DeerFlow's ToolResultSanitizationMiddleware: the results
 // of the tools that return remote content (a fetched page, search
 // snippets) get the neutralisation of the user's input
-// (neutralizeUntrustedTags), so that a page cannot forge a
+// (NeutralizeUntrustedTags), so that a page cannot forge a
 // <system-reminder> or close the user-input boundary. Local tools (bash,
 // read_file, ...) are left alone so that code and logs are never
 // mangled. Like DeerFlow the gate is by tool name: an MCP tool that
@@ -65,10 +65,10 @@ func sanitizeBlocks(blocks []tool.Block) ([]tool.Block, bool) {
 		nb := b
 		switch b.Type {
 		case tool.BlockText:
-			nb.Text = neutralizeUntrustedTags(b.Text)
+			nb.Text = NeutralizeUntrustedTags(b.Text)
 		case tool.BlockJSON:
 			// Only < > and the marker texts change: the JSON stays valid.
-			if s := neutralizeUntrustedTags(string(b.JSON)); s != string(b.JSON) {
+			if s := NeutralizeUntrustedTags(string(b.JSON)); s != string(b.JSON) {
 				nb.JSON = json.RawMessage(s)
 			}
 		}
@@ -96,7 +96,7 @@ func sanitizeToolMessages(u *thread.Update) ([]model.Message, bool) {
 		if m.Role != model.RoleTool {
 			continue
 		}
-		text := neutralizeUntrustedTags(m.Content)
+		text := NeutralizeUntrustedTags(m.Content)
 		if text == m.Content {
 			continue
 		}

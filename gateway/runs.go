@@ -137,7 +137,10 @@ func prepareInput(m model.Message) model.Message {
 		if path == "" {
 			path = vpath.Uploads + "/" + name
 		}
-		fmt.Fprintf(&b, "- %s (%s)\n", name, path)
+		// A client names the files: a crafted name must not close the
+		// block or forge a tag (DeerFlow's uploads middleware neutralises
+		// them the same way).
+		fmt.Fprintf(&b, "- %s (%s)\n", agent.NeutralizeUntrustedTags(name), agent.NeutralizeUntrustedTags(path))
 	}
 	b.WriteString("</uploaded_files>\n\n")
 	m.Content = b.String() + m.Content
