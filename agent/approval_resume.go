@@ -101,7 +101,7 @@ func (r *runState) resumeApprovals(ctx context.Context) (StopReason, error) {
 	replayID := p.CallID + "_answered"
 	upd := &thread.Update{Approvals: []thread.Approval{{CallID: p.CallID, Resolved: true}}}
 	if ans.thread {
-		upd.ApprovalGrants = []thread.ApprovalGrant{{Tool: p.Tool, Rule: p.Rule}}
+		upd.ApprovalGrants = []thread.ApprovalGrant{grant(p)}
 	}
 	if err := r.state.Apply(upd); err != nil {
 		return "", err
@@ -116,7 +116,7 @@ func (r *runState) resumeApprovals(ctx context.Context) (StopReason, error) {
 	if err := r.checkpoint(ctx, "approval"); err != nil {
 		return "", err
 	}
-	v := verdict{approved: ans.approve, tool: p.Tool, args: p.Arguments, reason: ans.reason}
+	v := verdict{approved: ans.approve, tool: p.Tool, args: p.Arguments, reason: ans.reason, subagent: p.Subagent, answer: ans.value()}
 	stop, err := r.toolStep(withVerdicts(ctx, map[string]verdict{replayID: v}), msg)
 	if err != nil {
 		return "", err

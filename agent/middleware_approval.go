@@ -57,7 +57,7 @@ type ApprovalOptions struct {
 // about (it asks the human already).
 func Approval(opts ApprovalOptions) tool.Middleware {
 	return func(next tool.Handler) tool.Handler {
-		return func(ctx context.Context, call *tool.Call, args json.RawMessage) (*tool.Result, error) {
+		decide := func(ctx context.Context, call *tool.Call, args json.RawMessage) (*tool.Result, error) {
 			if v, ok := answeredVerdict(ctx, call.ID); ok {
 				if !v.approved {
 					return rejectedResult(call.Name, v.reason), nil
@@ -70,10 +70,7 @@ func Approval(opts ApprovalOptions) tool.Middleware {
 				return next(ctx, call, args)
 			}
 			d := opts.Decider.Decide(call, args)
-			log := opts.Logger
-			if log == nil {
-				log = call.Log()
-			}
+			log := approvalLogger(opts, call)
 			switch d.Action {
 			case toolpolicy.ActionDeny:
 				log.Info("tool call denied by the tool policy", "tool", call.Name, "rule", d.Rule)
@@ -83,7 +80,21 @@ func Approval(opts ApprovalOptions) tool.Middleware {
 			}
 			return next(ctx, call, args)
 		}
+		return func(ctx context.Context, call *tool.Call, args json.RawMessage) (*tool.Result, error) {
+			if canRelay(opts, call) {
+				return relayTask(ctx, next, decide, call, args, approvalLogger(opts, call))
+			}
+			return decide(ctx, call, args)
+		}
 	}
+}
+
+// approvalLogger is the logger of the decisions about call.
+func approvalLogger(opts ApprovalOptions, call *tool.Call) *slog.Logger {
+	if opts.Logger != nil {
+		return opts.Logger
+	}
+	return call.Log()
 }
 
 // askOrRun handles an ask decision: it runs the call when asking is not
@@ -99,6 +110,10 @@ func askOrRun(ctx context.Context, next tool.Handler, call *tool.Call, args json
 	case askIsAllow:
 		log.Info("tool call the policy asks about runs: asks are approved by policy for this run", "tool", call.Name, "rule", d.Rule)
 		return next(ctx, call, args)
+	case call.ContextBool("is_subagent") && call.ContextBool(ContextApprovalRelay):
+		// The parent relays the ask to its human (approval_subagent.go).
+		log.Info("a subagent's tool call pauses for the parent's human", "tool", call.Name, "rule", d.Rule)
+		return ApprovalRequest(call.ID, call.Name, args, d), nil
 	case call.ContextBool("is_subagent"):
 		return tool.Errorf("Error: %s needs a human's approval (%s), and a subagent cannot ask for it; the call did not run. "+
 			"Finish the task without this call, or say in your answer that it needs approval so that the lead agent can make it.",
@@ -116,10 +131,20 @@ func askOrRun(ctx context.Context, next tool.Handler, call *tool.Call, args json
 // clarification shape, so that its frontend renders and answers it), the
 // pending approval in the state update, and End.
 func ApprovalRequest(callID, toolName string, args json.RawMessage, d toolpolicy.Decision) *tool.Result {
+	why := fmt.Sprintf("The tool policy asks before this call (%s).\n%s %s", ruleText(d), toolName, clip(string(args), maxApprovalArgsShown))
+	r := approvalCard(callID, toolName, args, d, why)
+	r.Update = &thread.Update{Approvals: []thread.Approval{{CallID: callID, RequestID: r.MessageID, Tool: toolName,
+		Arguments: bytes.Clone(args), Rule: d.Rule, Reason: d.Reason}}}
+	return r
+}
+
+// approvalCard is the card of a paused call of toolName, explained by
+// why, for the tool call callID: its text, its human_input payload and
+// End.
+func approvalCard(callID, toolName string, args json.RawMessage, d toolpolicy.Decision, why string) *tool.Result {
 	id := "approval:" + callID
 	shown := clip(string(args), maxApprovalArgsShown)
 	question := fmt.Sprintf("Allow %s to run?", toolName)
-	why := fmt.Sprintf("The tool policy asks before this call (%s).\n%s %s", ruleText(d), toolName, shown)
 	options := []any{
 		map[string]any{"id": "approve", "label": "Approve once", "value": AnswerApprove},
 		map[string]any{"id": "approve-thread", "label": "Approve for this thread", "value": AnswerApproveThread},
@@ -137,8 +162,6 @@ func ApprovalRequest(callID, toolName string, args json.RawMessage, d toolpolicy
 	r.MessageID = id
 	r.Artifact = map[string]any{"human_input": payload}
 	r.End = true
-	r.Update = &thread.Update{Approvals: []thread.Approval{{CallID: callID, RequestID: id, Tool: toolName,
-		Arguments: bytes.Clone(args), Rule: d.Rule, Reason: d.Reason}}}
 	return r
 }
 
@@ -199,6 +222,10 @@ type verdict struct {
 	tool     string
 	args     json.RawMessage
 	reason   string
+	// subagent and answer: the call is a task call whose subagent
+	// paused; the answer resumes it (approval_subagent.go).
+	subagent *thread.SubagentApproval
+	answer   string
 }
 
 type verdictsKey struct{}

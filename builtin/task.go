@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -84,6 +85,16 @@ type TaskRequest struct {
 	ThreadData *thread.ThreadData
 	// Context is a copy of the parent's runtime context.
 	Context map[string]any
+	// ApprovalRelay says that the parent relays the subagent's approvals
+	// to its human: a call the policy asks about pauses the task (the
+	// result's Pause) instead of being refused.
+	ApprovalRelay bool
+	// ApprovalGrants are the parent thread's "approve for this thread"
+	// grants, which hold for the subagent's calls too.
+	ApprovalGrants []thread.ApprovalGrant
+	// Resume, when set, resumes a paused subagent from its saved state
+	// with the human's answer instead of starting it on Prompt.
+	Resume *TaskResume
 }
 
 // TaskProgress reports one new assistant message of a running task.
@@ -109,6 +120,10 @@ type TaskResult struct {
 	ModelName string
 	// Usage is the cumulative token usage (nil: unknown).
 	Usage *model.Usage
+	// Pause is set (with Status failed and Error TaskPausedError) when the
+	// subagent stopped for a human's approval of one of its calls; the
+	// parent's approval middleware turns it into the parent's card.
+	Pause *thread.SubagentApproval
 }
 
 // Delegator runs subagent tasks for the task tool. subagent.Executor
@@ -172,6 +187,7 @@ func runTask(ctx context.Context, d Delegator, call *tool.Call, in taskArgs) (*t
 		Skills:      MergeSkillAllowlists(contextStrings(call, ContextAvailableSkills), tt.Skills),
 		Context:     maps.Clone(call.Context),
 	}
+	req.ApprovalRelay, req.Resume = approvalRelay(ctx), taskResume(ctx)
 	if req.RunID == "" {
 		req.RunID = call.ContextString("run_id")
 	}
@@ -184,6 +200,7 @@ func runTask(ctx context.Context, d Delegator, call *tool.Call, in taskArgs) (*t
 			td := *s.ThreadData
 			req.ThreadData = &td
 		}
+		req.ApprovalGrants = slices.Clone(s.ApprovalGrants)
 	}
 	call.EmitEvent(EventTaskStarted, map[string]any{
 		"type": EventTaskStarted, "task_id": call.ID, "description": in.Description, "model_name": tt.ModelName,
@@ -206,8 +223,21 @@ func runTask(ctx context.Context, d Delegator, call *tool.Call, in taskArgs) (*t
 		emitTerminal(call, res)
 		return nil, err
 	}
+	if res.Pause != nil && req.ApprovalRelay {
+		// Not terminal: the task waits for the human's answer.
+		return pausedTaskResult(res)
+	}
 	emitTerminal(call, res)
 	return taskResult(call, in, start, res)
+}
+
+// pausedTaskResult is the result of a task paused for an approval: the
+// failure text a model would read, with the pause in the artifact for
+// the parent's approval middleware, which turns it into a card.
+func pausedTaskResult(r TaskResult) (*tool.Result, error) {
+	res := tool.Errorf("Error: %s", TaskPausedError(r.Pause))
+	res.Artifact = r.Pause
+	return res, nil
 }
 
 // emitTerminal sends the event of a terminal status.

@@ -279,7 +279,7 @@ func (x *Executor) run(ctx context.Context, e *execution, typ Type, req builtin.
 	case runCtx.Err() != nil:
 		e.setTerminal(builtin.TaskTimedOut, "", "", fmt.Sprintf("Execution timed out after %d seconds", int(typ.Timeout/time.Second)))
 	default:
-		e.setTerminal(out.Status, out.StopReason, out.Result, out.Error)
+		e.setOutcome(out)
 	}
 	r := e.result()
 	log.Info("subagent task finished", "status", r.Status, "stop_reason", r.StopReason, "duration", time.Since(start))

@@ -24,6 +24,8 @@ type outcome struct {
 	StopReason builtin.TaskStopReason
 	Result     string
 	Error      string
+	// Pause is set when the run stopped for a human's approval.
+	Pause *thread.SubagentApproval
 }
 
 func failed(format string, args ...any) outcome {
@@ -63,6 +65,9 @@ func (x *Executor) execute(ctx context.Context, e *execution, typ Type, req buil
 		}
 		return failed("%v", runErr)
 	}
+	if out.Reason == agent.StopApproval {
+		return pausedOutcome(typ.Name, out.State)
+	}
 	return finalOutcome(out, last, bud.wasCapped())
 }
 
@@ -92,7 +97,18 @@ func runTask(ctx context.Context, a *agent.Agent, e *execution, typ Type, req bu
 	rc := agent.RuntimeContext{ThreadID: req.ThreadID, UserID: req.UserID, RunID: req.RunID,
 		ModelName: e.modelName, ToolGroups: req.ToolGroups, AvailableSkills: req.Skills}.Map(req.Context)
 	rc["subagent_type"], rc["disable_clarification"], rc["is_subagent"] = typ.Name, true, true
-	state := &thread.State{}
+	// A subagent asks for approvals only when the parent relays them.
+	rc[agent.ContextApprovalRelay] = req.ApprovalRelay
+	state, msgs := &thread.State{}, []model.Message{model.UserText(req.Prompt)}
+	if req.Resume != nil {
+		var err error
+		if state, msgs, err = resumedInput(req.Resume); err != nil {
+			return nil, model.Message{}, err
+		}
+	}
+	if err := state.Apply(&thread.Update{ApprovalGrants: req.ApprovalGrants}); err != nil {
+		return nil, model.Message{}, err
+	}
 	if req.Sandbox != nil {
 		sb := *req.Sandbox
 		state.Sandbox = &sb
@@ -104,7 +120,7 @@ func runTask(ctx context.Context, a *agent.Agent, e *execution, typ Type, req bu
 	var last model.Message
 	out, err := a.Invoke(ctx, agent.Input{
 		ThreadID: req.ThreadID, UserID: req.UserID, AgentName: req.AgentName, RunID: req.RunID,
-		Messages: []model.Message{model.UserText(req.Prompt)}, State: state, Context: rc,
+		Messages: msgs, State: state, Context: rc,
 	}, func(ev agent.Event) {
 		if ev.Type == agent.EventMessage && ev.Message != nil {
 			last = *ev.Message

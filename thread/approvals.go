@@ -32,7 +32,40 @@ type Approval struct {
 	Reason string `json:"reason,omitempty"`
 	// Resolved, in an Update, removes the pending entry with CallID.
 	Resolved bool `json:"resolved,omitempty"`
+	// Subagent is set when the paused call is a task call whose subagent
+	// asked: the card names the subagent's call, and the answer resumes
+	// the subagent from its saved state (docs/design.md, "A subagent's
+	// approval is asked of the parent's human").
+	Subagent *SubagentApproval `json:"subagent,omitempty"`
 }
+
+// SubagentApproval is a subagent's paused call, relayed to the parent:
+// the subagent's own pending approval and its whole saved state.
+type SubagentApproval struct {
+	// Type is the subagent type that asked.
+	Type string `json:"type"`
+	// CallID, RequestID, Tool, Arguments, Rule and Reason are the
+	// subagent's own pending approval (its call, its card).
+	CallID    string          `json:"call_id"`
+	RequestID string          `json:"request_id"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	Rule      string          `json:"rule,omitempty"`
+	Reason    string          `json:"reason,omitempty"`
+	// State is the subagent's thread state as JSON (its messages and
+	// pending approvals), at most MaxSubagentStateBytes.
+	State json.RawMessage `json:"state"`
+}
+
+// MaxSubagentStateBytes caps the saved state of a paused subagent, in
+// serialised bytes; a subagent whose state is larger cannot pause, and
+// its ask is refused.
+const MaxSubagentStateBytes = 4 << 20
+
+// MaxPendingSubagentApprovals is how many paused subagents a thread
+// keeps pending; older ones are dropped as MaxPendingApprovals drops
+// older calls.
+const MaxPendingSubagentApprovals = 8
 
 // ApprovalGrant is an "approve for this thread" answer: later calls of
 // Tool that Rule asks about run without asking again on this thread.
@@ -60,6 +93,22 @@ func mergeApprovals(existing, update []Approval) []Approval {
 	}
 	if len(out) > MaxPendingApprovals {
 		out = slices.Clone(out[len(out)-MaxPendingApprovals:])
+	}
+	return dropOldSubagentPauses(out)
+}
+
+// dropOldSubagentPauses keeps the MaxPendingSubagentApprovals most recent
+// entries that carry a subagent's saved state, so that a thread holds at
+// most that many times MaxSubagentStateBytes of them.
+func dropOldSubagentPauses(out []Approval) []Approval {
+	kept := 0
+	for i := len(out) - 1; i >= 0; i-- {
+		if out[i].Subagent == nil {
+			continue
+		}
+		if kept++; kept > MaxPendingSubagentApprovals {
+			out = slices.Delete(out, i, i+1)
+		}
 	}
 	return out
 }

@@ -86,6 +86,9 @@ func approvalWait(out *agent.Outcome, threadID string) error {
 		if n := len(out.State.Approvals); n > 0 {
 			p := out.State.Approvals[n-1]
 			name, id = p.Tool, " (call "+p.CallID+")"
+			if p.Subagent != nil {
+				name = fmt.Sprintf("%s of the %s subagent", p.Subagent.Tool, p.Subagent.Type)
+			}
 		}
 	}
 	return &exitError{code: exitApproval, err: fmt.Errorf("%s%s waits for approval: answer with `antler run --thread %s --approve` (or --approve-for-thread, or --reject REASON)",
