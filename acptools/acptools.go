@@ -21,10 +21,10 @@ import (
 // toolName is the name of the tool.
 const toolName = "invoke_acp_agent"
 
-// Defaults of [Options].
+// Defaults of Options' zero values.
 const (
-	DefaultShutdownGrace = 2 * time.Second
-	DefaultCancelGrace   = 2 * time.Second
+	defaultShutdownGrace = 2 * time.Second
+	defaultCancelGrace   = 2 * time.Second
 )
 
 // defaultTimeout bounds one invocation when the agent's timeout_seconds is
@@ -70,11 +70,11 @@ type Options struct {
 	Environ func() []string
 	// ShutdownGrace is how long a finished agent may take to exit after
 	// its stdin is closed before its process group is killed; 0 means
-	// [DefaultShutdownGrace].
+	// 2s.
 	ShutdownGrace time.Duration
 	// CancelGrace is how long a cancelled call waits for the agent to
 	// acknowledge session/cancel before its process group is killed; 0
-	// means [DefaultCancelGrace].
+	// means 2s.
 	CancelGrace time.Duration
 	// Logger receives progress and warnings; nil discards them.
 	Logger *slog.Logger
@@ -119,10 +119,10 @@ func New(o Options) (*Invoker, error) {
 		inv.environ = os.Environ
 	}
 	if inv.shutdownGrace <= 0 {
-		inv.shutdownGrace = DefaultShutdownGrace
+		inv.shutdownGrace = defaultShutdownGrace
 	}
 	if inv.cancelGrace <= 0 {
-		inv.cancelGrace = DefaultCancelGrace
+		inv.cancelGrace = defaultCancelGrace
 	}
 	if inv.logger == nil {
 		inv.logger = slog.New(slog.DiscardHandler)

@@ -86,7 +86,7 @@ func TestExampleAgents(t *testing.T) {
 				if err != context.Canceled {
 					t.Fatalf("err = %v, want context.Canceled", err)
 				}
-				if d := time.Since(start); d > 1500*time.Millisecond+DefaultCancelGrace+time.Second {
+				if d := time.Since(start); d > 1500*time.Millisecond+defaultCancelGrace+time.Second {
 					t.Errorf("cancelled call took %v", d)
 				}
 				// The agent answered session/cancel with stopReason
