@@ -22,8 +22,8 @@ import (
 
 // Defaults for Options' zero values.
 const (
-	DefaultTimeout        = 60 * time.Second
-	DefaultMaxOutputBytes = 1 << 20
+	defaultTimeout        = 60 * time.Second
+	defaultMaxOutputBytes = 1 << 20
 )
 
 // Options configure a command tool.
@@ -39,14 +39,14 @@ type Options struct {
 	// InputSchema is the JSON Schema of the arguments; nil accepts any
 	// object.
 	InputSchema json.RawMessage
-	// Timeout bounds one call; zero means DefaultTimeout. At the timeout
+	// Timeout bounds one call; zero means 60s. At the timeout
 	// the command's whole process group is killed.
 	Timeout time.Duration
 	// Env is added to the inherited environment.
 	Env map[string]string
 	// Dir is the working directory ("" = the current one).
 	Dir string
-	// MaxOutputBytes caps stdout; zero means DefaultMaxOutputBytes.
+	// MaxOutputBytes caps stdout; zero means 1 MiB.
 	MaxOutputBytes int
 }
 
@@ -74,9 +74,9 @@ func New(opts Options) (*tool.Tool, error) {
 	r := &runner{opts: opts, validator: v}
 	r.opts.Command = slices.Clone(opts.Command)
 	r.opts.Env = maps.Clone(opts.Env)
-	r.opts.Timeout = cmpDuration(opts.Timeout, DefaultTimeout)
+	r.opts.Timeout = cmpDuration(opts.Timeout, defaultTimeout)
 	if r.opts.MaxOutputBytes <= 0 {
-		r.opts.MaxOutputBytes = DefaultMaxOutputBytes
+		r.opts.MaxOutputBytes = defaultMaxOutputBytes
 	}
 	return &tool.Tool{Name: opts.Name, Description: desc, InputSchema: schema, Handler: r.call}, nil
 }
