@@ -22,20 +22,20 @@ import (
 // Limits of one Parse. Every bound is explicit: a model's command line
 // cannot make the parser's work or its result grow without end.
 const (
-	// MaxScriptBytes is the longest command line parsed; a longer one is
+	// maxScriptBytes is the longest command line parsed; a longer one is
 	// an error (it cannot be proven to hold only known commands).
-	MaxScriptBytes = 64 << 10
-	// MaxDepth bounds the nesting of re-parsed strings (bash -c inside
+	maxScriptBytes = 64 << 10
+	// maxDepth bounds the nesting of re-parsed strings (bash -c inside
 	// eval inside sh -c ...). A string deeper than that is a Dynamic
 	// command.
-	MaxDepth = 4
-	// MaxCommands bounds the commands of one line, wrapped ones included;
+	maxDepth = 4
+	// maxCommands bounds the commands of one line, wrapped ones included;
 	// a line with more is an error.
-	MaxCommands = 1024
+	maxCommands = 1024
 )
 
-// ErrTooLarge is the error of a line beyond MaxScriptBytes or
-// MaxCommands.
+// ErrTooLarge is the error of a line longer than 64 KiB or of more than
+// 1024 commands, wrapped ones included.
 var ErrTooLarge = errors.New("shellcmd: command line too large to check")
 
 // Command is one simple command of a line.
@@ -92,7 +92,7 @@ type walker struct {
 }
 
 func (w *walker) emit(c Command) {
-	if len(w.out) >= MaxCommands {
+	if len(w.out) >= maxCommands {
 		if w.err == nil {
 			w.err = ErrTooLarge
 		}
@@ -106,7 +106,7 @@ func (w *walker) parse(script string, depth int, wrapper string, inSubst bool) {
 	if w.err != nil {
 		return
 	}
-	if len(script) > MaxScriptBytes {
+	if len(script) > maxScriptBytes {
 		w.err = ErrTooLarge
 		return
 	}

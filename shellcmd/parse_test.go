@@ -125,14 +125,14 @@ func TestParse_limits(t *testing.T) {
 	if l := Parse("echo 'unterminated"); l.Err == nil {
 		t.Error("an unterminated quote parsed")
 	}
-	if l := Parse(strings.Repeat("a", MaxScriptBytes+1)); l.Err != ErrTooLarge {
+	if l := Parse(strings.Repeat("a", maxScriptBytes+1)); l.Err != ErrTooLarge {
 		t.Errorf("an oversized line: err %v", l.Err)
 	}
-	if l := Parse(strings.Repeat("a;", MaxCommands+1)); l.Err != ErrTooLarge || len(l.Commands) != MaxCommands {
+	if l := Parse(strings.Repeat("a;", maxCommands+1)); l.Err != ErrTooLarge || len(l.Commands) != maxCommands {
 		t.Errorf("too many commands: err %v, %d commands", l.Err, len(l.Commands))
 	}
 	deep := "rm b"
-	for range MaxDepth + 1 {
+	for range maxDepth + 1 {
 		deep = "eval " + strings.ReplaceAll(deep, " ", `\ `)
 	}
 	l := Parse(deep)
@@ -149,7 +149,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line string) {
 		l := Parse(line)
-		if len(l.Commands) > MaxCommands {
+		if len(l.Commands) > maxCommands {
 			t.Fatalf("%d commands", len(l.Commands))
 		}
 		for _, c := range l.Commands {

@@ -212,10 +212,10 @@ func (w *walker) shell(words []string, literal []bool, depth int, inSubst bool) 
 
 // reparse parses words[from:to], the words a wrapper (eval, bash -c,
 // env -S) runs as a script of their own, joined by spaces. A word with an
-// expansion, or a string nested deeper than MaxDepth, makes a Dynamic
+// expansion, or a string nested deeper than maxDepth, makes a Dynamic
 // command.
 func (w *walker) reparse(words []string, literal []bool, from, to, depth int, wrapperName string, inSubst bool) {
-	dynamic := depth+1 > MaxDepth
+	dynamic := depth+1 > maxDepth
 	for _, l := range literal[from:to] {
 		dynamic = dynamic || !l
 	}
