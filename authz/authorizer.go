@@ -135,7 +135,7 @@ func (a *Authorizer) ValidateRole(role, field string) error {
 
 // Principal is the principal of a runtime context, with the default role.
 func (a *Authorizer) Principal(rc map[string]any) (Principal, error) {
-	return PrincipalFromContext(rc, a.DefaultRole())
+	return principalFromContext(rc, a.DefaultRole())
 }
 
 // Visible returns the candidates of resourceType the principal may see,

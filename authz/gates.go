@@ -18,8 +18,8 @@ const (
 	RunsCancel    = "runs:cancel"
 )
 
-// RoutePermissions lists every route permission, in DeerFlow's order.
-func RoutePermissions() []string {
+// routePermissions lists every route permission, in DeerFlow's order.
+func routePermissions() []string {
 	return []string{ThreadsRead, ThreadsWrite, ThreadsDelete, RunsCreate, RunsRead, RunsCancel}
 }
 
@@ -40,7 +40,7 @@ func (a *Authorizer) AllowRoute(ctx context.Context, p Principal, permission str
 // one (DeerFlow's resolve_route_permissions).
 func (a *Authorizer) HeldRoutePermissions(ctx context.Context, p Principal) []string {
 	var out []string
-	for _, perm := range RoutePermissions() {
+	for _, perm := range routePermissions() {
 		if a.AllowRoute(ctx, p, perm) {
 			out = append(out, perm)
 		}

@@ -15,7 +15,7 @@ import (
 func TestRoutePermissions(t *testing.T) {
 	ctx := context.Background()
 	p := Principal{UserID: "user-123", Role: "user", IsInternal: true}
-	if got := (&Authorizer{}).HeldRoutePermissions(ctx, p); !cmp.Equal(got, RoutePermissions()) {
+	if got := (&Authorizer{}).HeldRoutePermissions(ctx, p); !cmp.Equal(got, routePermissions()) {
 		t.Errorf("off = %v", got)
 	}
 	rec := &fakeProvider{denied: set1(ThreadsDelete, RunsCancel)}
@@ -35,10 +35,10 @@ func TestRoutePermissions(t *testing.T) {
 	if diff := cmp.Diff(want, asked); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
-	if got := custom(t, &fakeProvider{errors: set1(RunsCancel)}, true).HeldRoutePermissions(ctx, p); !cmp.Equal(got, RoutePermissions()[:5]) {
+	if got := custom(t, &fakeProvider{errors: set1(RunsCancel)}, true).HeldRoutePermissions(ctx, p); !cmp.Equal(got, routePermissions()[:5]) {
 		t.Errorf("fail closed = %v", got)
 	}
-	if got := custom(t, &fakeProvider{errors: set1(RunsCancel)}, false).HeldRoutePermissions(ctx, p); !cmp.Equal(got, RoutePermissions()) {
+	if got := custom(t, &fakeProvider{errors: set1(RunsCancel)}, false).HeldRoutePermissions(ctx, p); !cmp.Equal(got, routePermissions()) {
 		t.Errorf("fail open = %v", got)
 	}
 	r := rbacAuthorizer(t, map[string]any{"user": map[string]any{"routes": map[string]any{"allow": []any{ThreadsRead, RunsRead}}}}, "user")

@@ -47,7 +47,7 @@ func (a *Authorizer) ToolMiddleware() tool.Middleware {
 					code, reason = d.Reasons[0].Code, d.Reasons[0].Message
 				}
 				call.Log().Warn("Guardrail denied", "tool", call.Name, "policy", d.PolicyID, "code", code)
-				res := tool.Text(DeniedMessage(call.Name, code, reason))
+				res := tool.Text(deniedMessage(call.Name, code, reason))
 				res.IsError = true
 				return res, nil
 			}
@@ -64,8 +64,8 @@ func (a *Authorizer) failDecision() Decision {
 	return Decision{Allow: true}
 }
 
-// DeniedMessage is DeerFlow's tool message for a denied call.
-func DeniedMessage(toolName, code, reason string) string {
+// deniedMessage is DeerFlow's tool message for a denied call.
+func deniedMessage(toolName, code, reason string) string {
 	return fmt.Sprintf("Guardrail denied: tool '%s' was blocked (%s). Reason: %s. Choose an alternative approach.", toolName, code, reason)
 }
 

@@ -16,13 +16,13 @@ const (
 	ContextAuthzAttributes = "authz_attributes"
 )
 
-// PrincipalFromContext builds the principal of a runtime context, the one
+// principalFromContext builds the principal of a runtime context, the one
 // way both layers build it (DeerFlow's build_principal_from_context): a
 // missing or empty user_role becomes defaultRole, an unknown non-empty
 // role is kept (the provider decides), is_internal counts only as the
 // boolean true, and authz_attributes, when present, must be a mapping.
 // rc is not modified.
-func PrincipalFromContext(rc map[string]any, defaultRole string) (Principal, error) {
+func principalFromContext(rc map[string]any, defaultRole string) (Principal, error) {
 	p := Principal{
 		UserID:        str(rc[ContextUserID]),
 		Role:          str(rc[ContextUserRole]),

@@ -29,7 +29,7 @@ func TestPrincipalFromContext(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := PrincipalFromContext(tc.rc, "user")
+			got, err := principalFromContext(tc.rc, "user")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -39,21 +39,21 @@ func TestPrincipalFromContext(t *testing.T) {
 		})
 	}
 	attrs := map[string]any{"team": "platform"}
-	p, _ := PrincipalFromContext(map[string]any{"authz_attributes": attrs}, "user")
+	p, _ := principalFromContext(map[string]any{"authz_attributes": attrs}, "user")
 	attrs["team"] = "changed"
 	if p.Attributes["team"] != "platform" {
 		t.Error("attributes not copied")
 	}
 	for _, bad := range []any{[]any{1, 2}, "not a mapping", 42} {
-		if _, err := PrincipalFromContext(map[string]any{"authz_attributes": bad}, "user"); err == nil || !strings.Contains(err.Error(), "authz_attributes must be a Mapping") {
+		if _, err := principalFromContext(map[string]any{"authz_attributes": bad}, "user"); err == nil || !strings.Contains(err.Error(), "authz_attributes must be a Mapping") {
 			t.Errorf("%v: err = %v", bad, err)
 		}
 	}
-	if _, err := PrincipalFromContext(map[string]any{"authz_attributes": []any{1}}, "user"); err == nil || !strings.Contains(err.Error(), "list") {
+	if _, err := principalFromContext(map[string]any{"authz_attributes": []any{1}}, "user"); err == nil || !strings.Contains(err.Error(), "list") {
 		t.Errorf("type name missing: %v", err)
 	}
 	before := map[string]any{"user_id": "u1", "user_role": "admin"}
-	_, _ = PrincipalFromContext(before, "user")
+	_, _ = principalFromContext(before, "user")
 	if !cmp.Equal(before, map[string]any{"user_id": "u1", "user_role": "admin"}) {
 		t.Error("context modified")
 	}

@@ -3,7 +3,7 @@ package authz
 import "context"
 
 // Principal is the actor a decision is about, built from the runtime
-// context by [PrincipalFromContext] (DeerFlow's Principal).
+// context by [Authorizer.Principal] (DeerFlow's Principal).
 type Principal struct {
 	UserID        string
 	Role          string

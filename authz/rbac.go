@@ -10,8 +10,8 @@ import (
 	"strings"
 )
 
-// RBACName is the RBAC provider's name.
-const RBACName = "rbac"
+// rbacName is the RBAC provider's name.
+const rbacName = "rbac"
 
 // resourcePolicyKeys maps a request's resource type (singular) to the
 // config key of its policy (DeerFlow's _RESOURCE_POLICY_KEYS). Other
@@ -249,7 +249,7 @@ func set(items []any) map[string]bool {
 }
 
 // Name is "rbac".
-func (r *RBAC) Name() string { return RBACName }
+func (r *RBAC) Name() string { return rbacName }
 
 // Roles returns the defined roles, sorted.
 func (r *RBAC) Roles() []string { return slices.Sorted(maps.Keys(r.roles)) }
