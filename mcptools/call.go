@@ -95,7 +95,7 @@ func (m *Manager) callSession(ctx context.Context, call *tool.Call, s *server, s
 		if tr != nil {
 			tr.translateResult(r)
 		}
-		return ConvertResult(r), nil
+		return convertResult(r), nil
 	}
 	var werr *jsonrpc.Error
 	switch {

@@ -10,11 +10,11 @@ import (
 	"github.com/antlerhq/antler/tool"
 )
 
-// StructuredContentKey is the key of the artifact map that holds a
+// structuredContentKey is the key of the artifact map that holds a
 // result's structuredContent, as DeerFlow stores it.
-const StructuredContentKey = "structured_content"
+const structuredContentKey = "structured_content"
 
-// ConvertResult turns an MCP tool result into an Antler result: text stays
+// convertResult turns an MCP tool result into an Antler result: text stays
 // text, images (and embedded image blobs) become image blocks, audio and
 // other embedded blobs become binary blocks (the agent's tool-output
 // budget saves both kinds to files; see docs/differences.md, "Tool
@@ -22,7 +22,7 @@ const StructuredContentKey = "structured_content"
 // text, structuredContent becomes the artifact
 // {"structured_content": ...}, and isError becomes an error result whose
 // text starts with "Error: ".
-func ConvertResult(r *mcp.CallToolResult) *tool.Result {
+func convertResult(r *mcp.CallToolResult) *tool.Result {
 	if r == nil {
 		return tool.Text("")
 	}
@@ -33,7 +33,7 @@ func ConvertResult(r *mcp.CallToolResult) *tool.Result {
 		}
 	}
 	if r.StructuredContent != nil {
-		out.Artifact = map[string]any{StructuredContentKey: r.StructuredContent}
+		out.Artifact = map[string]any{structuredContentKey: r.StructuredContent}
 	}
 	if r.IsError {
 		var texts []string

@@ -24,15 +24,15 @@
 // server and thread for stdio servers (LRU-bounded, closed on eviction). A
 // stdio server that died is started again on the next call. Every call is
 // bounded: by the server's tool_call_timeout, else by
-// [Options.DefaultCallTimeout] ([DefaultToolCallTimeout], 10 minutes). A
+// [Options.DefaultCallTimeout] (10 minutes when zero). A
 // call abandoned at its bound or by its caller's context is cancelled
 // with notifications/cancelled, sent by the SDK; a timeout becomes an error
 // result naming the server, the tool and tool_call_timeout.
 //
 // A stdio server's stdout is read line by line: a line that is not a
-// JSON-RPC message (a banner, a log line; see [MaxStdoutLine] for the
-// bounds) is skipped, as the TypeScript and Python SDKs skip it, instead
-// of ending the session. The first such line of a server is logged as a
+// JSON-RPC message (a banner, a log line) is skipped, as the TypeScript
+// and Python SDKs skip it, instead of ending the session; a message line
+// is held up to the SDK's bound, 16 MiB. The first such line of a server is logged as a
 // warning with its beginning, later ones at debug level.
 //
 // # Threads and files
@@ -44,7 +44,7 @@
 // workspace folder unless the server configures cwd, with TMPDIR, TMP and
 // TEMP set to workspace/.mcp/tmp unless the server's env sets them.
 // Around the call the workspace is snapshot (paths, sizes and modification
-// times; not for a workspace of more than [MaxSnapshotFiles] files, whose
+// times; not for a workspace of more than 1024 files, whose
 // bare file names are then left alone; the second walk happens only when
 // the result has a word that looks like a file name), and the result is
 // translated:

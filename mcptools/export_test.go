@@ -19,3 +19,13 @@ func (t *tokenSource) Hold() (release func()) {
 	t.lock <- struct{}{}
 	return func() { <-t.lock }
 }
+
+// The limits and defaults the tests pin, and the result conversion they
+// check directly.
+const (
+	DefaultToolCallTimeout = defaultToolCallTimeout
+	DefaultProtocolVersion = defaultProtocolVersion
+	MaxSnapshotFiles       = maxSnapshotFiles
+)
+
+var ConvertResult = convertResult

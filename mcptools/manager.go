@@ -33,18 +33,18 @@ type staticSource struct{ ext *config.Extensions }
 
 func (s staticSource) Get() (*config.Extensions, bool, error) { return s.ext, false, nil }
 
-// DefaultProtocolVersion is the MCP protocol version Antler offers first.
+// defaultProtocolVersion is the MCP protocol version Antler offers first.
 // Every server in use today speaks it, and starting with it saves the
 // server/discover round trip that the newer 2026-07-28 handshake costs
 // against them (see docs/design.md).
-const DefaultProtocolVersion = "2025-11-25"
+const defaultProtocolVersion = "2025-11-25"
 
-// DefaultToolCallTimeout bounds a tool call of a server without
+// defaultToolCallTimeout bounds a tool call of a server without
 // tool_call_timeout. DeerFlow leaves such a stdio call unbounded; the MCP
 // TypeScript SDK gives every request 60 s, which cuts off legitimate slow
 // tools (builds, crawls, browser sessions). Ten minutes lets those finish
 // and still frees a run whose server hangs (see docs/design.md).
-const DefaultToolCallTimeout = 10 * time.Minute
+const defaultToolCallTimeout = 10 * time.Minute
 
 // Options configure a Manager. The zero value is usable.
 type Options struct {
@@ -56,11 +56,11 @@ type Options struct {
 	// ClientName and ClientVersion are sent in initialize; default
 	// "antler" and "dev".
 	ClientName, ClientVersion string
-	// ProtocolVersion is offered first; "" means DefaultProtocolVersion,
+	// ProtocolVersion is offered first; "" means 2025-11-25,
 	// "latest" the newest the SDK knows (2026-07-28, with fallback).
 	ProtocolVersion string
 	// MaxSessions bounds the per-thread stdio sessions; 0 means
-	// DefaultMaxSessions. Control sessions (one per server) do not count.
+	// 256 (DeerFlow's pool size). Control sessions (one per server) do not count.
 	MaxSessions int
 	// TerminateGrace is how long a stdio server may take to exit after its
 	// stdin is closed before it is sent SIGTERM (and as long again before
@@ -87,7 +87,7 @@ type Options struct {
 	Now func() time.Time
 	// DefaultCallTimeout bounds a tool call of a server that sets no
 	// tool_call_timeout (or sets it to 0 or less); 0 means
-	// DefaultToolCallTimeout. There is no way to make a call unbounded: a
+	// 10 minutes. There is no way to make a call unbounded: a
 	// server that never answers would hold its caller (and a run's
 	// thread) forever. A call that reaches its bound is cancelled with
 	// notifications/cancelled and becomes an error result.
@@ -143,10 +143,10 @@ type Manager struct {
 func New(o Options) *Manager {
 	o.ClientName = cmp.Or(o.ClientName, "antler")
 	o.ClientVersion = cmp.Or(o.ClientVersion, "dev")
-	o.MaxSessions = cmp.Or(o.MaxSessions, DefaultMaxSessions)
+	o.MaxSessions = cmp.Or(o.MaxSessions, defaultMaxSessions)
 	o.TerminateGrace = cmp.Or(o.TerminateGrace, 2*time.Second)
 	if o.DefaultCallTimeout <= 0 {
-		o.DefaultCallTimeout = DefaultToolCallTimeout
+		o.DefaultCallTimeout = defaultToolCallTimeout
 	}
 	m := &Manager{opts: o, log: o.Logger, httpTransport: o.HTTPTransport, now: o.Now, sem: make(chan struct{}, 1)}
 	if m.log == nil {
@@ -166,7 +166,7 @@ func New(o Options) *Manager {
 func (m *Manager) protocolVersion() string {
 	switch m.opts.ProtocolVersion {
 	case "":
-		return DefaultProtocolVersion
+		return defaultProtocolVersion
 	case "latest":
 		return ""
 	}

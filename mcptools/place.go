@@ -16,13 +16,13 @@ import (
 	"github.com/antlerhq/antler/vpath"
 )
 
-// MaxSnapshotFiles bounds the workspace snapshot taken before a thread's
+// maxSnapshotFiles bounds the workspace snapshot taken before a thread's
 // stdio call: a workspace with more files (not counting .mcp/) is not
 // snapshot, and bare file names in the call's results are then left as
 // they are. Paths with a slash are translated regardless. The walk costs
 // about 9 µs a file (one lstat each), so the bound is also the most a
 // large workspace (a cloned repository) adds to every call: ~9 ms.
-const MaxSnapshotFiles = 1024
+const maxSnapshotFiles = 1024
 
 // threadPlace is the thread a thread's stdio call runs for, with its
 // folders created.
@@ -79,7 +79,7 @@ type fileStamp struct {
 
 // snapshotFiles returns the regular files below dir by path relative to
 // dir, leaving out the servers' own .mcp/ at the top, or nil when there
-// are more than MaxSnapshotFiles of them or dir cannot be read.
+// are more than maxSnapshotFiles of them or dir cannot be read.
 func snapshotFiles(dir string) map[string]fileStamp {
 	out := map[string]fileStamp{}
 	errTooMany := errors.New("too many files")
@@ -99,7 +99,7 @@ func snapshotFiles(dir string) map[string]fileStamp {
 		if !d.Type().IsRegular() {
 			return nil
 		}
-		if len(out) == MaxSnapshotFiles {
+		if len(out) == maxSnapshotFiles {
 			return errTooMany
 		}
 		info, err := d.Info()

@@ -8,9 +8,9 @@ import (
 	"sync"
 )
 
-// DefaultMaxSessions bounds the per-thread stdio sessions kept open
+// defaultMaxSessions bounds the per-thread stdio sessions kept open
 // (DeerFlow's pool size).
-const DefaultMaxSessions = 256
+const defaultMaxSessions = 256
 
 // errClosed is returned once the Manager is closed.
 var errClosed = errors.New("mcptools: manager closed")

@@ -11,13 +11,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// MaxStdoutLine bounds one line a stdio server writes on stdout, the SDK's
+// maxStdoutLine bounds one line a stdio server writes on stdout, the SDK's
 // own bound of one message (mcp.DefaultMaxLineLength, 16 MiB). A line that
 // is not a JSON-RPC message is skipped whatever its length, and never held
 // in memory beyond its first [skippedPrefix] bytes; a line that starts like
 // a message ('{' or '[') is held whole, and one longer than this ends the
 // session with an error.
-const MaxStdoutLine = mcp.DefaultMaxLineLength
+const maxStdoutLine = mcp.DefaultMaxLineLength
 
 // skippedPrefix bounds how much of a skipped stdout line is logged.
 const skippedPrefix = 200

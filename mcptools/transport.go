@@ -122,7 +122,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	t.pid = t.cmd.Process.Pid
 	t.mu.Unlock()
 	return (&mcp.IOTransport{
-		Reader: io.NopCloser(newStdoutFilter(stdout, MaxStdoutLine, t.report)),
+		Reader: io.NopCloser(newStdoutFilter(stdout, maxStdoutLine, t.report)),
 		Writer: &serverStdin{cmd: t.cmd, stdin: stdin, grace: t.terminate},
 		// The filter bounds every line already.
 		MaxLineLength: -1,
