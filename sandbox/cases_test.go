@@ -258,11 +258,11 @@ func TestWriteFileSizeCap(t *testing.T) {
 	f := newFixture(t, fixtureOpts{rbw: ptr(false), toolsOpt: func(o *ToolsOptions) {
 		o.Getenv = func(k string) string { return env[k] }
 	}})
-	big := strings.Repeat("x", DefaultWriteFileCallMaxBytes+1)
+	big := strings.Repeat("x", defaultWriteFileCallMaxBytes+1)
 	write := func(content string, appendMode bool) *tool.Result {
 		return f.call(t, "u1", "t1", "write_file", map[string]any{"path": "/mnt/user-data/outputs/r.md", "content": content, "append": appendMode})
 	}
-	if got := write(strings.Repeat("x", DefaultWriteFileCallMaxBytes), false).TextContent(); got != "OK" {
+	if got := write(strings.Repeat("x", defaultWriteFileCallMaxBytes), false).TextContent(); got != "OK" {
 		t.Errorf("at cap: %q", got)
 	}
 	res := write(big, false)
@@ -275,23 +275,23 @@ func TestWriteFileSizeCap(t *testing.T) {
 	if got := write(big, true).TextContent(); got != "OK" {
 		t.Errorf("append bypass: %q", got)
 	}
-	env[WriteFileMaxBytesEnv] = strconv.Itoa(200 * 1024)
+	env[writeFileMaxBytesEnv] = strconv.Itoa(200 * 1024)
 	if got := write(big, false).TextContent(); got != "OK" {
 		t.Errorf("raised cap: %q", got)
 	}
-	env[WriteFileMaxBytesEnv] = "0"
+	env[writeFileMaxBytesEnv] = "0"
 	if got := write(big+big, false).TextContent(); got != "OK" {
 		t.Errorf("zero disables: %q", got)
 	}
-	env[WriteFileMaxBytesEnv] = "-5"
+	env[writeFileMaxBytesEnv] = "-5"
 	if got := write(big, false).TextContent(); got != "OK" {
 		t.Errorf("negative disables: %q", got)
 	}
-	env[WriteFileMaxBytesEnv] = "lots"
+	env[writeFileMaxBytesEnv] = "lots"
 	if got := write(big, false).TextContent(); !strings.Contains(got, "exceeds the 81920-byte single-call limit") {
 		t.Errorf("malformed falls back to default: %q", got)
 	}
-	env[WriteFileMaxBytesEnv] = "10"
+	env[writeFileMaxBytesEnv] = "10"
 	if got := write("héllo wörld", false).TextContent(); !strings.Contains(got, "(13 bytes) exceeds the 10-byte") {
 		t.Errorf("bytes are UTF-8 bytes: %q", got)
 	}

@@ -35,12 +35,12 @@ type globArgs struct {
 
 // The glob limits.
 const (
-	DefaultGlobMaxResults = 200
-	MaxGlobMaxResults     = 1000
+	defaultGlobMaxResults = 200
+	maxGlobMaxResults     = 1000
 )
 
 // Glob returns the glob tool. configuredMax is the max_results option of
-// its tools[] entry (<= 0: the default).
+// its tools[] entry (<= 0: 200; at most 1000).
 func (t *Tools) Glob(configuredMax int) *tool.Tool {
 	return newTool(NameGlob, globDoc, globSchema, func(ctx context.Context, call *tool.Call, in globArgs) (*tool.Result, error) {
 		return t.glob(ctx, call, in, configuredMax)
@@ -55,7 +55,7 @@ func (t *Tools) glob(ctx context.Context, call *tool.Call, in globArgs, configur
 	if r := t.skillBlocked(sb, in.Path); r != nil {
 		return r, nil
 	}
-	limit := effectiveMax(in.MaxResults, configuredMax, DefaultGlobMaxResults, MaxGlobMaxResults)
+	limit := effectiveMax(in.MaxResults, configuredMax, defaultGlobMaxResults, maxGlobMaxResults)
 	target, err := sb.Resolve(in.Path, vpath.Read)
 	if err != nil {
 		return pathError(err), nil

@@ -38,13 +38,13 @@ type grepArgs struct {
 
 // The grep limits (the bounds of the scan are in grepscan.go).
 const (
-	DefaultGrepMaxResults = 100
-	MaxGrepMaxResults     = 500
+	defaultGrepMaxResults = 100
+	maxGrepMaxResults     = 500
 	grepLineChars         = 200 // a matching line is shown cut to this many characters
 )
 
 // Grep returns the grep tool. configuredMax is the max_results option of
-// its tools[] entry (<= 0: the default).
+// its tools[] entry (<= 0: 100; at most 500).
 func (t *Tools) Grep(configuredMax int) *tool.Tool {
 	return newTool(NameGrep, grepDoc, grepSchema, func(ctx context.Context, call *tool.Call, in grepArgs) (*tool.Result, error) {
 		return t.grep(ctx, call, in, configuredMax)
@@ -65,7 +65,7 @@ func (t *Tools) grep(ctx context.Context, call *tool.Call, in grepArgs, configur
 	if r := t.skillBlocked(sb, in.Path); r != nil {
 		return r, nil
 	}
-	limit := effectiveMax(in.MaxResults, configuredMax, DefaultGrepMaxResults, MaxGrepMaxResults)
+	limit := effectiveMax(in.MaxResults, configuredMax, defaultGrepMaxResults, maxGrepMaxResults)
 	target, err := sb.Resolve(in.Path, vpath.Read)
 	if err != nil {
 		return pathError(err), nil

@@ -25,13 +25,13 @@ type Provider interface {
 	Layout() *vpath.Layout
 }
 
-// DefaultMaxSandboxes is the size of the local provider's LRU cache.
-const DefaultMaxSandboxes = 256
+// defaultMaxSandboxes is the size of the local provider's LRU cache.
+const defaultMaxSandboxes = 256
 
 // LocalOptions configure [NewLocal]. The zero value is ready to use.
 type LocalOptions struct {
 	// MaxSandboxes bounds the per-thread sandboxes kept in memory (with
-	// their read marks and locks); 0 means [DefaultMaxSandboxes]. An
+	// their read marks and locks); 0 means 256. An
 	// evicted sandbox is recreated on the next Acquire, without marks.
 	MaxSandboxes int
 	// Logger receives debug logs; nil discards them.
@@ -57,7 +57,7 @@ func NewLocal(layout *vpath.Layout, opts LocalOptions) *LocalProvider {
 	p := &LocalProvider{layout: layout, max: opts.MaxSandboxes, logger: opts.Logger,
 		lru: list.New(), byKey: map[string]*list.Element{}}
 	if p.max <= 0 {
-		p.max = DefaultMaxSandboxes
+		p.max = defaultMaxSandboxes
 	}
 	if p.logger == nil {
 		p.logger = slog.New(slog.DiscardHandler)

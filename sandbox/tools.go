@@ -48,12 +48,12 @@ type ToolsOptions struct {
 	// BashProgressEvery is how often a running bash command reports its
 	// progress (its elapsed time and lines of output so far) through the
 	// call's event sink (tool.Call.ReportProgress); zero means
-	// DefaultBashProgressEvery, a negative value turns reports off.
+	// 10s, a negative value turns reports off.
 	BashProgressEvery time.Duration
 }
 
-// DefaultBashProgressEvery is the default ToolsOptions.BashProgressEvery.
-const DefaultBashProgressEvery = 10 * time.Second
+// defaultBashProgressEvery is the default ToolsOptions.BashProgressEvery.
+const defaultBashProgressEvery = 10 * time.Second
 
 // Tools builds the sandbox tools over a provider. It is immutable after
 // NewTools (but for a log-once flag); the tools it returns are safe for
@@ -90,7 +90,7 @@ func NewTools(p Provider, opts ToolsOptions) *Tools {
 	}
 	switch t.progressEvery = opts.BashProgressEvery; {
 	case t.progressEvery == 0:
-		t.progressEvery = DefaultBashProgressEvery
+		t.progressEvery = defaultBashProgressEvery
 	case t.progressEvery < 0:
 		t.progressEvery = 0
 	}

@@ -32,11 +32,11 @@ type writeFileArgs struct {
 	Append      bool   `json:"append,omitempty"`
 }
 
-// WriteFileMaxBytesEnv overrides the single-call write_file limit.
-const WriteFileMaxBytesEnv = "DEERFLOW_WRITE_FILE_MAX_BYTES"
+// writeFileMaxBytesEnv overrides the single-call write_file limit.
+const writeFileMaxBytesEnv = "DEERFLOW_WRITE_FILE_MAX_BYTES"
 
-// DefaultWriteFileCallMaxBytes is DeerFlow's single-call limit (80 KiB).
-const DefaultWriteFileCallMaxBytes = 80 * 1024
+// defaultWriteFileCallMaxBytes is DeerFlow's single-call limit (80 KiB).
+const defaultWriteFileCallMaxBytes = 80 * 1024
 
 // writeErrorMaxChars bounds write_file error texts.
 const writeErrorMaxChars = 2000
@@ -49,13 +49,13 @@ func (t *Tools) WriteFile() *tool.Tool {
 // callMaxBytes returns the single-call limit: the environment override
 // when it parses as an integer (<= 0 disables), else 80 KiB.
 func (t *Tools) callMaxBytes() int {
-	raw := strings.TrimSpace(t.getenv(WriteFileMaxBytesEnv))
+	raw := strings.TrimSpace(t.getenv(writeFileMaxBytesEnv))
 	if raw == "" {
-		return DefaultWriteFileCallMaxBytes
+		return defaultWriteFileCallMaxBytes
 	}
 	n, err := strconv.Atoi(raw)
 	if err != nil {
-		return DefaultWriteFileCallMaxBytes
+		return defaultWriteFileCallMaxBytes
 	}
 	return n
 }
