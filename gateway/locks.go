@@ -21,17 +21,17 @@ type RunLocks interface {
 	Acquire(ctx context.Context, threadID, runID string) (release func(), err error)
 }
 
-// LocalRunLocks is the in-process RunLocks. It is safe for concurrent use.
-type LocalRunLocks struct {
+// localRunLocks is the in-process RunLocks. It is safe for concurrent use.
+type localRunLocks struct {
 	mu   sync.Mutex
 	held map[string]string // guarded by mu: thread id → run id
 }
 
-// NewLocalRunLocks returns an empty LocalRunLocks.
-func NewLocalRunLocks() *LocalRunLocks { return &LocalRunLocks{held: map[string]string{}} }
+// newLocalRunLocks returns an empty localRunLocks.
+func newLocalRunLocks() *localRunLocks { return &localRunLocks{held: map[string]string{}} }
 
 // Acquire implements RunLocks.
-func (l *LocalRunLocks) Acquire(_ context.Context, threadID, runID string) (func(), error) {
+func (l *localRunLocks) Acquire(_ context.Context, threadID, runID string) (func(), error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if _, busy := l.held[threadID]; busy {
@@ -51,7 +51,7 @@ func (l *LocalRunLocks) Acquire(_ context.Context, threadID, runID string) (func
 }
 
 // Holder returns the run holding threadID, if any.
-func (l *LocalRunLocks) Holder(threadID string) (string, bool) {
+func (l *localRunLocks) Holder(threadID string) (string, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	id, ok := l.held[threadID]

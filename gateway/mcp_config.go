@@ -13,9 +13,9 @@ import (
 	"github.com/antlerhq/antler/config"
 )
 
-// Masked is the value secrets are replaced with in GET /api/mcp/config;
+// masked is the value secrets are replaced with in GET /api/mcp/config;
 // PUT accepts it back for a key that already has a secret.
-const Masked = "***"
+const masked = "***"
 
 // knownServerKeys are the documented keys of an mcpServers entry; any
 // other key whose name looks secret is masked like env values.
@@ -62,7 +62,7 @@ func maskServer(srv map[string]json.RawMessage) map[string]any {
 		if m, ok := out[key].(map[string]any); ok {
 			for k, v := range m {
 				if s, ok := v.(string); !ok || s != "" {
-					m[k] = Masked
+					m[k] = masked
 				}
 			}
 		}
@@ -76,14 +76,14 @@ func maskServer(srv map[string]json.RawMessage) map[string]any {
 		if p, ok := o["extra_token_params"].(map[string]any); ok {
 			for k := range p {
 				if secretKeyRE.MatchString(k) {
-					p[k] = Masked
+					p[k] = masked
 				}
 			}
 		}
 	}
 	for k, v := range out {
 		if !knownServerKeys[k] && secretKeyRE.MatchString(k) && v != nil {
-			out[k] = Masked
+			out[k] = masked
 		}
 	}
 	return out
@@ -118,7 +118,7 @@ func (e *badRequest) Error() string { return e.msg }
 // or is refused when there is none.
 func mergeSecret(v json.RawMessage, old json.RawMessage, hasOld bool, refusal string) (json.RawMessage, error) {
 	var s string
-	if json.Unmarshal(v, &s) != nil || s != Masked {
+	if json.Unmarshal(v, &s) != nil || s != masked {
 		return v, nil
 	}
 	if !hasOld {
@@ -158,12 +158,12 @@ func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "
 // mergeServer puts the stored secrets back into a server sent by PUT.
 func mergeServer(srv, old map[string]json.RawMessage) error {
 	if err := mergeMap(srv, old, "env", func(k string) string {
-		return fmt.Sprintf("Cannot set env key '%s' to masked value '%s'; provide a real value.", k, Masked)
+		return fmt.Sprintf("Cannot set env key '%s' to masked value '%s'; provide a real value.", k, masked)
 	}); err != nil {
 		return err
 	}
 	if err := mergeMap(srv, old, "headers", func(k string) string {
-		return fmt.Sprintf("Cannot set header '%s' to masked value '%s'; provide a real value.", k, Masked)
+		return fmt.Sprintf("Cannot set header '%s' to masked value '%s'; provide a real value.", k, masked)
 	}); err != nil {
 		return err
 	}
@@ -187,7 +187,7 @@ func mergeServer(srv, old map[string]json.RawMessage) error {
 					delete(o, k)
 				}
 			default:
-				nv, err := mergeSecret(v, prev, had, fmt.Sprintf("Cannot set oauth %s to masked value '%s'; provide a real value.", k, Masked))
+				nv, err := mergeSecret(v, prev, had, fmt.Sprintf("Cannot set oauth %s to masked value '%s'; provide a real value.", k, masked))
 				if err != nil {
 					return err
 				}
@@ -195,7 +195,7 @@ func mergeServer(srv, old map[string]json.RawMessage) error {
 			}
 		}
 		if err := mergeMap(o, oldO, "extra_token_params", func(k string) string {
-			return fmt.Sprintf("Cannot set oauth extra_token_params key '%s' to masked value '%s'; provide a real value.", k, Masked)
+			return fmt.Sprintf("Cannot set oauth extra_token_params key '%s' to masked value '%s'; provide a real value.", k, masked)
 		}); err != nil {
 			return err
 		}
@@ -206,7 +206,7 @@ func mergeServer(srv, old map[string]json.RawMessage) error {
 			continue
 		}
 		o, has := old[k]
-		nv, err := mergeSecret(v, o, has, fmt.Sprintf("Cannot set '%s' to masked value '%s'; provide a real value.", k, Masked))
+		nv, err := mergeSecret(v, o, has, fmt.Sprintf("Cannot set '%s' to masked value '%s'; provide a real value.", k, masked))
 		if err != nil {
 			return err
 		}
@@ -239,7 +239,7 @@ func sameLaunch(a, b map[string]json.RawMessage) bool {
 }
 
 func (s *Server) allowlist() []string {
-	return append(slices.Clone(DefaultStdioAllowlist), s.opts.StdioAllowlist...)
+	return append(slices.Clone(defaultStdioAllowlist), s.opts.StdioAllowlist...)
 }
 
 // checkServer applies the stdio policy and the config parser's per-server

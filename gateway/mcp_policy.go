@@ -6,10 +6,10 @@ import (
 	"strings"
 )
 
-// DefaultStdioAllowlist are the stdio MCP launchers an API-written server
+// defaultStdioAllowlist are the stdio MCP launchers an API-written server
 // may use (DeerFlow's gateway routers); Options.StdioAllowlist extends it (DeerFlow's
 // DEER_FLOW_MCP_STDIO_COMMAND_ALLOWLIST).
-var DefaultStdioAllowlist = []string{"npx", "uvx"}
+var defaultStdioAllowlist = []string{"npx", "uvx"}
 
 // execFlags make a launcher run code given on its command line.
 var execFlags = []string{"-c", "--call", "-e", "--eval", "--print", "--shell", "--node-arg", "--node-options"}

@@ -23,7 +23,7 @@ const (
 // reasoningKey is where LangChain keeps an AI message's reasoning.
 const reasoningKey = "reasoning_content"
 
-// MessageDict converts a message to LangChain's dict shape (Python's
+// messageDict converts a message to LangChain's dict shape (Python's
 // model_dump()), as DeerFlow's frontend reads it in values, history and
 // messages/page: type, id, content, additional_kwargs, response_metadata,
 // name, and per type tool_calls, tool_call_id, status and artifact.
@@ -31,7 +31,7 @@ const reasoningKey = "reasoning_content"
 // Image parts become image_url blocks with data URLs, except on messages
 // marked hide_from_ui, whose images are dropped (DeerFlow never ships
 // those payloads to the browser).
-func MessageDict(m model.Message) map[string]any {
+func messageDict(m model.Message) map[string]any {
 	if m.Remove {
 		return map[string]any{"type": typeRemove, "id": m.ID}
 	}
@@ -153,15 +153,15 @@ type inputMessage struct {
 	Artifact any    `json:"artifact"`
 }
 
-// errBadMessage is wrapped by ParseMessage's errors.
+// errBadMessage is wrapped by parseMessage's errors.
 var errBadMessage = errors.New("invalid message")
 
-// ParseMessage converts a LangChain message dict (or an OpenAI-style
+// parseMessage converts a LangChain message dict (or an OpenAI-style
 // {role, content}) to a model.Message. Content may be a string or a list
 // of blocks: text blocks are joined with newlines, image_url blocks with
 // data URLs become image parts. additional_kwargs become Meta (with
 // reasoning_content moved to Reasoning).
-func ParseMessage(data []byte) (model.Message, error) {
+func parseMessage(data []byte) (model.Message, error) {
 	var in inputMessage
 	if err := json.Unmarshal(data, &in); err != nil {
 		return model.Message{}, fmt.Errorf("%w: %v", errBadMessage, err)

@@ -56,7 +56,7 @@ func (s *Server) messagesPage(w http.ResponseWriter, r *http.Request, u *princip
 	rows := make([]any, 0, end-start)
 	for i := start; i < end; i++ {
 		m := msgs[i]
-		d := MessageDict(m)
+		d := messageDict(m)
 		rid := runs[i]
 		if rid != "" {
 			d["run_id"] = rid

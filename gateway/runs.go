@@ -88,7 +88,7 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, u *principal)
 	var msgs []model.Message
 	if req.Input != nil {
 		for i, raw := range req.Input.Messages {
-			m, err := ParseMessage(raw)
+			m, err := parseMessage(raw)
 			if err != nil {
 				writeError(w, http.StatusUnprocessableEntity, "input.messages[%d]: %v", i, err)
 				return

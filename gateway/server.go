@@ -25,13 +25,13 @@ import (
 
 // Defaults of Options.
 const (
-	// DefaultUser is the user served when no tokens are configured.
-	DefaultUser = "default"
-	// DefaultHeartbeat is the interval of SSE heartbeat comments on a
+	// defaultUser is the user served when no tokens are configured.
+	defaultUser = "default"
+	// defaultHeartbeat is the interval of SSE heartbeat comments on a
 	// silent stream.
-	DefaultHeartbeat = 15 * time.Second
-	// DefaultMaxBodyBytes bounds JSON request bodies.
-	DefaultMaxBodyBytes = 4 << 20
+	defaultHeartbeat = 15 * time.Second
+	// defaultMaxBodyBytes bounds JSON request bodies.
+	defaultMaxBodyBytes = 4 << 20
 	// DefaultAddr is where `antler serve` listens.
 	DefaultAddr = "127.0.0.1:2026"
 )
@@ -66,7 +66,7 @@ type Options struct {
 	// ExtensionsPath is the extensions_config.json the MCP and skills
 	// admin routes write (atomically); "" makes them read-only and empty.
 	ExtensionsPath string
-	// StdioAllowlist extends DefaultStdioAllowlist, the commands a stdio
+	// StdioAllowlist extends npx and uvx, the commands a stdio
 	// MCP server written through the API may run (DeerFlow reads it from
 	// DEER_FLOW_MCP_STDIO_COMMAND_ALLOWLIST).
 	StdioAllowlist []string
@@ -78,19 +78,19 @@ type Options struct {
 	// listen on loopback only (RequiresLoopback).
 	Tokens []config.GatewayToken
 	// DefaultUserID is the user served without tokens; "" means
-	// DefaultUser.
+	// "default".
 	DefaultUserID string
 	// RunLocks grants one active run per thread; nil means an in-process
-	// LocalRunLocks (enough for one gateway process).
+	// map (enough for one gateway process).
 	RunLocks RunLocks
-	// Heartbeat is the SSE heartbeat interval; 0 means DefaultHeartbeat.
+	// Heartbeat is the SSE heartbeat interval; 0 means 15s.
 	Heartbeat time.Duration
 	// CORSOrigins are the browser origins allowed to call the gateway from
 	// another origin (config gateway.cors_origins, or DeerFlow's
 	// GATEWAY_CORS_ORIGINS); none means same-origin only.
 	CORSOrigins []string
 	// MaxBodyBytes bounds JSON request bodies; 0 means
-	// DefaultMaxBodyBytes. Uploads are bounded by config's uploads
+	// 4 MiB. Uploads are bounded by config's uploads
 	// section instead.
 	MaxBodyBytes int64
 	// Logger receives request failures and run diagnostics; nil discards.
@@ -155,12 +155,12 @@ func New(opts Options) (*Server, error) {
 		layout:    opts.Layout,
 		locks:     opts.RunLocks,
 		logger:    logger,
-		heartbeat: cmp.Or(opts.Heartbeat, DefaultHeartbeat),
-		maxBody:   cmp.Or(opts.MaxBodyBytes, DefaultMaxBodyBytes),
+		heartbeat: cmp.Or(opts.Heartbeat, defaultHeartbeat),
+		maxBody:   cmp.Or(opts.MaxBodyBytes, defaultMaxBodyBytes),
 		runs:      map[string]*run{},
 	}
 	if s.locks == nil {
-		s.locks = NewLocalRunLocks()
+		s.locks = newLocalRunLocks()
 	}
 	var err error
 	s.authz = opts.Authorizer
@@ -171,7 +171,7 @@ func New(opts Options) (*Server, error) {
 	if err := s.checkRoles(opts.Tokens, defaultRole); err != nil {
 		return nil, err
 	}
-	defID := cmp.Or(opts.DefaultUserID, DefaultUser)
+	defID := cmp.Or(opts.DefaultUserID, defaultUser)
 	if !vpath.ValidID(defID) {
 		return nil, fmt.Errorf("gateway: default user %q is not a valid user id", defID)
 	}

@@ -35,7 +35,7 @@ func stateValues(s *thread.State) map[string]any {
 	}
 	msgs := make([]any, 0, len(s.Messages))
 	for _, m := range s.Messages {
-		msgs = append(msgs, MessageDict(m))
+		msgs = append(msgs, messageDict(m))
 	}
 	v["messages"] = msgs
 	v["title"] = nilIfEmpty(s.Title)

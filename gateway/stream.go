@@ -169,14 +169,14 @@ func (r *run) handle(ev agent.Event) {
 			r.step++
 			r.finalChunk(*ev.Message)
 			if r.modes&modeUpdates != 0 {
-				r.emit("updates", map[string]any{"model": map[string]any{"messages": []any{MessageDict(*ev.Message)}}})
+				r.emit("updates", map[string]any{"model": map[string]any{"messages": []any{messageDict(*ev.Message)}}})
 			}
 		}
 	case agent.EventToolEnd:
 		if ev.Message == nil {
 			return
 		}
-		d := MessageDict(*ev.Message)
+		d := messageDict(*ev.Message)
 		if r.modes&modeMessages != 0 {
 			r.emit("messages", []any{d, r.meta("tools")})
 		}
@@ -299,7 +299,7 @@ func updateValues(u *thread.Update) map[string]any {
 	if len(c.Messages) > 0 {
 		msgs := make([]any, 0, len(c.Messages))
 		for _, m := range c.Messages {
-			msgs = append(msgs, MessageDict(m))
+			msgs = append(msgs, messageDict(m))
 		}
 		v["messages"] = msgs
 	}

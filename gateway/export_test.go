@@ -1,0 +1,7 @@
+package gateway
+
+// The message conversions the tests check directly.
+var (
+	MessageDict  = messageDict
+	ParseMessage = parseMessage
+)
