@@ -22,12 +22,12 @@ const CommandUse = "antler:command"
 
 // Limits of the command and HTTP providers.
 const (
-	DefaultProviderTimeout = 10 * time.Second
-	MaxProviderTimeout     = 10 * time.Minute
-	// DefaultMaxDecisionBytes bounds a decision document; MaxDecisionBytes
+	defaultProviderTimeout = 10 * time.Second
+	maxProviderTimeout     = 10 * time.Minute
+	// defaultMaxDecisionBytes bounds a decision document; maxDecisionBytes
 	// is the most max_output_bytes / max_response_bytes may say.
-	DefaultMaxDecisionBytes = 64 << 10
-	MaxDecisionBytes        = 16 << 20
+	defaultMaxDecisionBytes = 64 << 10
+	maxDecisionBytes        = 16 << 20
 	maxStderrBytes          = 8 << 10
 )
 
@@ -40,10 +40,10 @@ type CommandOptions struct {
 	Dir string
 	// Env is added to the inherited environment.
 	Env map[string]string
-	// Timeout bounds one evaluation; zero means DefaultProviderTimeout. At
+	// Timeout bounds one evaluation; zero means 10s. At
 	// the timeout the command's whole process group is killed.
 	Timeout time.Duration
-	// MaxOutputBytes bounds stdout; zero means DefaultMaxDecisionBytes.
+	// MaxOutputBytes bounds stdout; zero means 64 KiB.
 	MaxOutputBytes int
 }
 
@@ -64,10 +64,10 @@ func NewCommandProvider(opts CommandOptions) (*CommandProvider, error) {
 	opts.Command = slices.Clone(opts.Command)
 	opts.Env = maps.Clone(opts.Env)
 	if opts.Timeout <= 0 {
-		opts.Timeout = DefaultProviderTimeout
+		opts.Timeout = defaultProviderTimeout
 	}
 	if opts.MaxOutputBytes <= 0 {
-		opts.MaxOutputBytes = DefaultMaxDecisionBytes
+		opts.MaxOutputBytes = defaultMaxDecisionBytes
 	}
 	return &CommandProvider{opts: opts}, nil
 }
@@ -107,7 +107,7 @@ func (p *CommandProvider) Evaluate(ctx context.Context, req *Request) (Decision,
 	case err != nil:
 		return Decision{}, fmt.Errorf("guardrail command %s failed: %v: %s", p.opts.Command[0], err, strings.TrimSpace(stderr.buf.String()))
 	}
-	d, err := ParseDecision(bytes.TrimSpace(stdout.buf.Bytes()))
+	d, err := parseDecision(bytes.TrimSpace(stdout.buf.Bytes()))
 	if err != nil {
 		return Decision{}, fmt.Errorf("guardrail command %s: %w", p.opts.Command[0], err)
 	}
@@ -139,8 +139,8 @@ func commandFactory(env Env, spec *config.GuardrailProvider) (Provider, error) {
 	opts := CommandOptions{
 		Command:        argv,
 		Env:            s.StringMap("env"),
-		Timeout:        s.Seconds("timeout", DefaultProviderTimeout, MaxProviderTimeout),
-		MaxOutputBytes: s.Bytes("max_output_bytes", DefaultMaxDecisionBytes, MaxDecisionBytes),
+		Timeout:        s.Seconds("timeout", defaultProviderTimeout, maxProviderTimeout),
+		MaxOutputBytes: s.Bytes("max_output_bytes", defaultMaxDecisionBytes, maxDecisionBytes),
 	}
 	if env.Config != nil {
 		opts.Dir = env.Config.Dir

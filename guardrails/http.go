@@ -26,10 +26,10 @@ type HTTPOptions struct {
 	// Headers are sent with every request (an Authorization token, say).
 	Headers map[string]string
 	// Timeout bounds one evaluation, connection included; zero means
-	// DefaultProviderTimeout.
+	// 10s.
 	Timeout time.Duration
 	// MaxResponseBytes bounds the response body; zero means
-	// DefaultMaxDecisionBytes.
+	// 64 KiB.
 	MaxResponseBytes int
 	// Client is the HTTP client (nil: a client of its own). Its Timeout is
 	// not used; redirects are never followed.
@@ -55,10 +55,10 @@ func NewHTTPProvider(opts HTTPOptions) (*HTTPProvider, error) {
 	}
 	opts.Headers = maps.Clone(opts.Headers)
 	if opts.Timeout <= 0 {
-		opts.Timeout = DefaultProviderTimeout
+		opts.Timeout = defaultProviderTimeout
 	}
 	if opts.MaxResponseBytes <= 0 {
-		opts.MaxResponseBytes = DefaultMaxDecisionBytes
+		opts.MaxResponseBytes = defaultMaxDecisionBytes
 	}
 	base := opts.Client
 	if base == nil {
@@ -114,7 +114,7 @@ func (p *HTTPProvider) Evaluate(ctx context.Context, req *Request) (Decision, er
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return Decision{}, fmt.Errorf("guardrail service %s answered %s: %s", p.opts.URL, resp.Status, clip(string(data), 300))
 	}
-	d, err := ParseDecision(data)
+	d, err := parseDecision(data)
 	if err != nil {
 		return Decision{}, fmt.Errorf("guardrail service %s: %w", p.opts.URL, err)
 	}
@@ -135,8 +135,8 @@ func httpFactory(env Env, spec *config.GuardrailProvider) (Provider, error) {
 	opts := HTTPOptions{
 		URL:              s.String("url"),
 		Headers:          s.StringMap("headers"),
-		Timeout:          s.Seconds("timeout", DefaultProviderTimeout, MaxProviderTimeout),
-		MaxResponseBytes: s.Bytes("max_response_bytes", DefaultMaxDecisionBytes, MaxDecisionBytes),
+		Timeout:          s.Seconds("timeout", defaultProviderTimeout, maxProviderTimeout),
+		MaxResponseBytes: s.Bytes("max_response_bytes", defaultMaxDecisionBytes, maxDecisionBytes),
 	}
 	if err := s.Done(); err != nil {
 		return nil, err

@@ -72,10 +72,10 @@ type wireDecision struct {
 	Decision json.RawMessage `json:"decision"`
 }
 
-// ParseDecision reads an OAP decision object (extra OAP fields such as
+// parseDecision reads an OAP decision object (extra OAP fields such as
 // decision_id or signature are ignored), or an object holding one under
 // "decision". A document without a boolean "allow" is an error.
-func ParseDecision(data []byte) (Decision, error) {
+func parseDecision(data []byte) (Decision, error) {
 	var w wireDecision
 	if err := json.Unmarshal(data, &w); err != nil {
 		return Decision{}, fmt.Errorf("decision is not a JSON object: %w", err)
