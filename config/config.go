@@ -6,14 +6,14 @@ import (
 	"strings"
 )
 
-// ExampleConfigVersion is the config_version of the DeerFlow example config
+// exampleConfigVersion is the config_version of the DeerFlow example config
 // that this package follows. A lower config_version only adds a warning.
-const ExampleConfigVersion = 34
+const exampleConfigVersion = 34
 
 // Provider and storage identifiers used as defaults.
 const (
 	LocalSandboxProvider = "deerflow.sandbox.local:LocalSandboxProvider"
-	LocalSkillStorage    = "deerflow.skills.storage.local_skill_storage:LocalSkillStorage"
+	localSkillStorage    = "deerflow.skills.storage.local_skill_storage:LocalSkillStorage"
 )
 
 // Config is a loaded config.yaml. The zero value is not useful; start from
@@ -351,7 +351,7 @@ func defaultSandbox() Sandbox {
 	}
 }
 
-func defaultSkills() Skills { return Skills{Use: LocalSkillStorage, ContainerPath: "/mnt/skills"} }
+func defaultSkills() Skills { return Skills{Use: localSkillStorage, ContainerPath: "/mnt/skills"} }
 
 func defaultTokenBudget() TokenBudget {
 	return TokenBudget{Enabled: true, MaxTokens: 2_000_000, WarnThreshold: 0.7, HardStopThreshold: 1.0}

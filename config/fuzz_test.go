@@ -36,23 +36,15 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-func FuzzExpandEnv(f *testing.F) {
+func FuzzEnvRef(f *testing.F) {
 	for _, s := range []string{"", "$", "$$", "$HOME", "plain", "$A B", "x$Y"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got, err := ExpandEnv(s, func(k string) (string, bool) { return "<" + k + ">", k != "MISSING" })
-		switch {
-		case err != nil:
-			if s != "$MISSING" {
-				t.Fatalf("ExpandEnv(%q) error %v", s, err)
-			}
-		case len(s) >= 2 && s[0] == '$':
-			if got != "<"+s[1:]+">" {
-				t.Fatalf("ExpandEnv(%q) = %q", s, got)
-			}
-		case got != s:
-			t.Fatalf("ExpandEnv(%q) = %q, want unchanged", s, got)
+		name, ok := envRef(s)
+		isRef := len(s) >= 2 && s[0] == '$'
+		if ok != isRef || (ok && name != s[1:]) || (!ok && name != "") {
+			t.Fatalf("envRef(%q) = %q, %v", s, name, ok)
 		}
 	})
 }

@@ -76,7 +76,7 @@ func (p *parser) validateGuardrails() {
 		}
 	}
 	if strings.TrimSpace(pr.Use) == "" {
-		p.invalid("guardrails.provider.use", "is required (known: %s)", strings.Join(KnownGuardrailUses(), ", "))
+		p.invalid("guardrails.provider.use", "is required (known: %s)", strings.Join(knownGuardrailUses(), ", "))
 	}
 }
 
@@ -84,9 +84,9 @@ func (p *parser) validateGuardrails() {
 // allowlist provider.
 const AllowlistGuardrailUse = "deerflow.guardrails.builtin:AllowlistProvider"
 
-// KnownGuardrailUses lists the guardrail providers Antler itself
+// knownGuardrailUses lists the guardrail providers Antler itself
 // implements, sorted (an embedding program may register more).
-func KnownGuardrailUses() []string {
+func knownGuardrailUses() []string {
 	out := []string{AllowlistGuardrailUse, "antler:command", "antler:http"}
 	slices.Sort(out)
 	return out

@@ -405,9 +405,9 @@ func (p *parser) postDecode() {
 	for i := range c.Tools {
 		c.Tools[i].Index = i
 	}
-	if c.ConfigVersion > 0 && c.ConfigVersion < ExampleConfigVersion {
+	if c.ConfigVersion > 0 && c.ConfigVersion < exampleConfigVersion {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("%s: config_version %d is older than %d; newer keys take their defaults",
-			p.file, c.ConfigVersion, ExampleConfigVersion))
+			p.file, c.ConfigVersion, exampleConfigVersion))
 	}
 }
 

@@ -20,15 +20,9 @@ type Signature struct {
 	Missing bool // the file does not exist
 }
 
-// StatSignature returns the signature of the file at path. A missing file
-// is not an error: it yields a Signature with Missing set.
-func StatSignature(path string) (Signature, error) {
-	sig, _, err := readSignature(path)
-	return sig, err
-}
-
-// readSignature is StatSignature that also returns the bytes it hashed, so
-// that a caller parses exactly the content it fingerprinted.
+// readSignature returns the signature of the file at path and the bytes it
+// hashed, so that a caller parses exactly the content it fingerprinted. A
+// missing file is not an error: it yields a Signature with Missing set.
 func readSignature(path string) (Signature, []byte, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -61,15 +55,4 @@ func readSignature(path string) (Signature, []byte, error) {
 func (s Signature) Equal(o Signature) bool {
 	return s.Path == o.Path && s.Missing == o.Missing && s.ModTime.Equal(o.ModTime) &&
 		s.Size == o.Size && s.SHA256 == o.SHA256
-}
-
-// Stale reports whether data recorded at signature recorded must be
-// reloaded now that the file has signature current (DeerFlow's mcp/cache.py): only
-// when both exist and the path, mtime, size or hash differ. A file that
-// disappeared is not stale, so the last known good data stays in use.
-func Stale(recorded, current Signature) bool {
-	if recorded.Missing || current.Missing || recorded.Path == "" || current.Path == "" {
-		return false
-	}
-	return !recorded.Equal(current)
 }

@@ -21,16 +21,18 @@ func writeAt(t *testing.T, path, data string, mtime time.Time) {
 
 func mustSig(t *testing.T, path string) Signature {
 	t.Helper()
-	s, err := StatSignature(path)
+	s, _, err := readSignature(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
 
-// TestStale checks that a file is stale when its size, mtime or content
-// hash changed since it was read, as DeerFlow's MCP cache decides.
-func TestStale(t *testing.T) {
+// TestSignature_changesWithSizeMtimeHashOrPath checks that a file's
+// signature differs when its size, mtime, content hash or path changed
+// since it was read, as DeerFlow's MCP cache decides (a deleted file is
+// Missing, which the cache treats apart).
+func TestSignature_changesWithSizeMtimeHashOrPath(t *testing.T) {
 	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	tests := []struct {
 		name   string
@@ -63,7 +65,7 @@ func TestStale(t *testing.T) {
 				t.Fatal(err)
 			}
 			return path
-		}, false},
+		}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -72,17 +74,17 @@ func TestStale(t *testing.T) {
 			writeAt(t, path, `{"a": 1}`, base)
 			recorded := mustSig(t, path)
 			current := mustSig(t, tt.change(t, path, filepath.Join(dir, "other.json")))
-			if got := Stale(recorded, current); got != tt.want {
-				t.Errorf("Stale = %v, want %v\nrecorded %+v\ncurrent  %+v", got, tt.want, recorded, current)
+			if got := !recorded.Equal(current); got != tt.want {
+				t.Errorf("changed = %v, want %v\nrecorded %+v\ncurrent  %+v", got, tt.want, recorded, current)
 			}
 		})
 	}
 }
 
-func TestStatSignatureMissing(t *testing.T) {
-	s, err := StatSignature(filepath.Join(t.TempDir(), "nope.json"))
+func TestReadSignature_missingFileIsNoError(t *testing.T) {
+	s, _, err := readSignature(filepath.Join(t.TempDir(), "nope.json"))
 	if err != nil || !s.Missing || !filepath.IsAbs(s.Path) {
-		t.Errorf("StatSignature(missing) = %+v, %v", s, err)
+		t.Errorf("readSignature(missing) = %+v, %v", s, err)
 	}
 }
 

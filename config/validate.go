@@ -45,7 +45,7 @@ func (p *parser) validate() {
 		p.invalid("skills.container_path", "must be an absolute path, got %q", cp)
 	}
 	if c.Skills.Use == "" {
-		c.Skills.Use = LocalSkillStorage
+		c.Skills.Use = localSkillStorage
 	}
 
 	p.validateSubagents()
