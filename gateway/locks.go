@@ -49,11 +49,3 @@ func (l *localRunLocks) Acquire(_ context.Context, threadID, runID string) (func
 		})
 	}, nil
 }
-
-// Holder returns the run holding threadID, if any.
-func (l *localRunLocks) Holder(threadID string) (string, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	id, ok := l.held[threadID]
-	return id, ok
-}
