@@ -5,14 +5,14 @@ import (
 	"slices"
 )
 
-// MaxPendingApprovals is how many pending approvals a thread keeps; older
+// maxPendingApprovals is how many pending approvals a thread keeps; older
 // entries beyond it are dropped (their calls stay answered by their
 // approval-request tool messages, so the transcript remains valid).
-const MaxPendingApprovals = 64
+const maxPendingApprovals = 64
 
-// MaxApprovalGrants is how many "approve for this thread" grants a thread
+// maxApprovalGrants is how many "approve for this thread" grants a thread
 // remembers; the oldest go first.
-const MaxApprovalGrants = 64
+const maxApprovalGrants = 64
 
 // Approval is a tool call that the approval policy paused until a human
 // answers (see docs/design.md, "Approval before dangerous tools"). The
@@ -62,10 +62,10 @@ type SubagentApproval struct {
 // its ask is refused.
 const MaxSubagentStateBytes = 4 << 20
 
-// MaxPendingSubagentApprovals is how many paused subagents a thread
-// keeps pending; older ones are dropped as MaxPendingApprovals drops
+// maxPendingSubagentApprovals is how many paused subagents a thread
+// keeps pending; older ones are dropped as maxPendingApprovals drops
 // older calls.
-const MaxPendingSubagentApprovals = 8
+const maxPendingSubagentApprovals = 8
 
 // ApprovalGrant is an "approve for this thread" answer: later calls of
 // Tool that Rule asks about run without asking again on this thread.
@@ -75,7 +75,7 @@ type ApprovalGrant struct {
 }
 
 // mergeApprovals upserts by CallID in first-seen order; an entry with
-// Resolved set removes its call. Only the MaxPendingApprovals most recent
+// Resolved set removes its call. Only the maxPendingApprovals most recent
 // entries survive.
 func mergeApprovals(existing, update []Approval) []Approval {
 	out := slices.Clone(existing)
@@ -91,13 +91,13 @@ func mergeApprovals(existing, update []Approval) []Approval {
 			out = append(out, a)
 		}
 	}
-	if len(out) > MaxPendingApprovals {
-		out = slices.Clone(out[len(out)-MaxPendingApprovals:])
+	if len(out) > maxPendingApprovals {
+		out = slices.Clone(out[len(out)-maxPendingApprovals:])
 	}
 	return dropOldSubagentPauses(out)
 }
 
-// dropOldSubagentPauses keeps the MaxPendingSubagentApprovals most recent
+// dropOldSubagentPauses keeps the maxPendingSubagentApprovals most recent
 // entries that carry a subagent's saved state, so that a thread holds at
 // most that many times MaxSubagentStateBytes of them.
 func dropOldSubagentPauses(out []Approval) []Approval {
@@ -106,7 +106,7 @@ func dropOldSubagentPauses(out []Approval) []Approval {
 		if out[i].Subagent == nil {
 			continue
 		}
-		if kept++; kept > MaxPendingSubagentApprovals {
+		if kept++; kept > maxPendingSubagentApprovals {
 			out = slices.Delete(out, i, i+1)
 		}
 	}
@@ -114,7 +114,7 @@ func dropOldSubagentPauses(out []Approval) []Approval {
 }
 
 // mergeApprovalGrants appends grants not yet recorded, keeping the
-// MaxApprovalGrants most recent.
+// maxApprovalGrants most recent.
 func mergeApprovalGrants(existing, update []ApprovalGrant) []ApprovalGrant {
 	out := slices.Clone(existing)
 	for _, g := range update {
@@ -122,8 +122,8 @@ func mergeApprovalGrants(existing, update []ApprovalGrant) []ApprovalGrant {
 			out = append(out, g)
 		}
 	}
-	if len(out) > MaxApprovalGrants {
-		out = slices.Clone(out[len(out)-MaxApprovalGrants:])
+	if len(out) > maxApprovalGrants {
+		out = slices.Clone(out[len(out)-maxApprovalGrants:])
 	}
 	return out
 }

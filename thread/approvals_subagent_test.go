@@ -6,12 +6,12 @@ import (
 	"testing"
 )
 
-// A thread keeps at most MaxPendingSubagentApprovals paused subagents
+// A thread keeps at most maxPendingSubagentApprovals paused subagents
 // (the newest), however many plain calls are pending, and a saved state
 // survives a JSON round trip of the thread state (a restart).
 func TestApprovals_pausedSubagentsAreCappedAndSurviveARoundTrip(t *testing.T) {
 	var upd []Approval
-	for i := range MaxPendingSubagentApprovals + 3 {
+	for i := range maxPendingSubagentApprovals + 3 {
 		upd = append(upd, Approval{CallID: fmt.Sprintf("p%d", i), Tool: "write_file"},
 			Approval{CallID: fmt.Sprintf("t%d", i), Tool: "task", Subagent: &SubagentApproval{Type: "general-purpose",
 				CallID: "s1", Tool: "write_file", State: json.RawMessage(`{"messages":[]}`)}})
@@ -28,10 +28,10 @@ func TestApprovals_pausedSubagentsAreCappedAndSurviveARoundTrip(t *testing.T) {
 			plain++
 		}
 	}
-	if paused != MaxPendingSubagentApprovals || plain != MaxPendingSubagentApprovals+3 {
+	if paused != maxPendingSubagentApprovals || plain != maxPendingSubagentApprovals+3 {
 		t.Errorf("kept %d paused subagents and %d plain calls", paused, plain)
 	}
-	if s.Approvals[len(s.Approvals)-1].CallID != fmt.Sprintf("t%d", MaxPendingSubagentApprovals+2) {
+	if s.Approvals[len(s.Approvals)-1].CallID != fmt.Sprintf("t%d", maxPendingSubagentApprovals+2) {
 		t.Errorf("the newest pause was dropped: %+v", s.Approvals[len(s.Approvals)-1])
 	}
 	data, err := json.Marshal(s)

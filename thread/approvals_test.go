@@ -36,11 +36,11 @@ func TestApprovals_reducerUpsertsResolvesAndCaps(t *testing.T) {
 	}
 	t.Run("only the most recent are kept", func(t *testing.T) {
 		var many []Approval
-		for i := range MaxPendingApprovals + 3 {
+		for i := range maxPendingApprovals + 3 {
 			many = append(many, Approval{CallID: fmt.Sprint(i)})
 		}
 		got := mergeApprovals(nil, many)
-		if len(got) != MaxPendingApprovals || got[0].CallID != "3" {
+		if len(got) != maxPendingApprovals || got[0].CallID != "3" {
 			t.Errorf("kept %d, first %q", len(got), got[0].CallID)
 		}
 	})

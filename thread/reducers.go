@@ -132,8 +132,8 @@ func dedupe(a, b []string) []string {
 	return out
 }
 
-// MaxDelegations is how many delegation ledger entries a thread keeps.
-const MaxDelegations = 50
+// maxDelegations is how many delegation ledger entries a thread keeps.
+const maxDelegations = 50
 
 // Delegation is one entry of the task delegation ledger.
 type Delegation struct {
@@ -159,7 +159,7 @@ func isTerminalStatus(s string) bool {
 
 // mergeDelegations upserts by id in first-seen order. An entry in a
 // terminal status is never downgraded to a non-terminal one, the original
-// CreatedAt and RunID are kept, and only the MaxDelegations most recent
+// CreatedAt and RunID are kept, and only the maxDelegations most recent
 // entries survive.
 func mergeDelegations(existing, update []Delegation) []Delegation {
 	out := slices.Clone(existing)
@@ -186,14 +186,14 @@ func mergeDelegations(existing, update []Delegation) []Delegation {
 		}
 		out[i] = d
 	}
-	if len(out) > MaxDelegations {
-		out = slices.Clone(out[len(out)-MaxDelegations:])
+	if len(out) > maxDelegations {
+		out = slices.Clone(out[len(out)-maxDelegations:])
 	}
 	return out
 }
 
-// MaxSkillContext is how many loaded skills a thread remembers.
-const MaxSkillContext = 8
+// maxSkillContext is how many loaded skills a thread remembers.
+const maxSkillContext = 8
 
 // maxSkillDescription caps a remembered skill description, in characters.
 const maxSkillDescription = 500
@@ -208,7 +208,7 @@ type SkillContext struct {
 
 // mergeSkillContext de-duplicates by path (a re-read moves the entry to
 // the end), collapses whitespace in descriptions and caps them at 500
-// characters, and keeps the MaxSkillContext most recent entries.
+// characters, and keeps the maxSkillContext most recent entries.
 func mergeSkillContext(existing, update []SkillContext) []SkillContext {
 	out := slices.Clone(existing)
 	for _, e := range update {
@@ -216,8 +216,8 @@ func mergeSkillContext(existing, update []SkillContext) []SkillContext {
 		out = slices.DeleteFunc(out, func(o SkillContext) bool { return o.Path == e.Path })
 		out = append(out, e)
 	}
-	if len(out) > MaxSkillContext {
-		out = slices.Clone(out[len(out)-MaxSkillContext:])
+	if len(out) > maxSkillContext {
+		out = slices.Clone(out[len(out)-maxSkillContext:])
 	}
 	return out
 }

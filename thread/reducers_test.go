@@ -141,8 +141,8 @@ func TestMergeDelegations(t *testing.T) {
 			upd = append(upd, Delegation{ID: string(rune('A' + i))})
 		}
 		got := mergeDelegations(nil, upd)
-		if len(got) != MaxDelegations || got[0].ID != upd[10].ID {
-			t.Errorf("len = %d first = %q, want %d entries starting at %q", len(got), got[0].ID, MaxDelegations, upd[10].ID)
+		if len(got) != maxDelegations || got[0].ID != upd[10].ID {
+			t.Errorf("len = %d first = %q, want %d entries starting at %q", len(got), got[0].ID, maxDelegations, upd[10].ID)
 		}
 	})
 }
@@ -164,7 +164,7 @@ func TestMergeSkillContext(t *testing.T) {
 			upd = append(upd, SkillContext{Path: string(rune('a' + i))})
 		}
 		got := mergeSkillContext(nil, upd)
-		if len(got) != MaxSkillContext || got[0].Path != "c" {
+		if len(got) != maxSkillContext || got[0].Path != "c" {
 			t.Errorf("got %v", paths(got))
 		}
 	})

@@ -28,11 +28,11 @@ type Update struct {
 	Todos []Todo `json:"todos,omitempty"`
 	// Delegations are upserted by id in first-seen order: a terminal
 	// status is never downgraded, the first CreatedAt and RunID are kept,
-	// and only the MaxDelegations most recent entries survive.
+	// and only the 50 most recent entries survive.
 	Delegations []Delegation `json:"delegations,omitempty"`
 	// SkillContext entries are de-duplicated by path (a re-read moves the
 	// entry to the end), their descriptions collapsed and capped at 500
-	// characters, and the MaxSkillContext most recent are kept.
+	// characters, and the 8 most recent are kept.
 	SkillContext []SkillContext `json:"skill_context,omitempty"`
 	// UploadedFiles replaces the list.
 	UploadedFiles []UploadedFile `json:"uploaded_files,omitempty"`
@@ -41,10 +41,11 @@ type Update struct {
 	SummaryText *string `json:"summary_text,omitempty"`
 	Goal        *string `json:"goal,omitempty"`
 	// Approvals are upserted by call id; an entry with Resolved set
-	// removes its call; the MaxPendingApprovals most recent are kept.
+	// removes its call; the 64 most recent are kept (and
+	// at most 8 paused subagents among them).
 	Approvals []Approval `json:"approvals,omitempty"`
-	// ApprovalGrants are added once each; the MaxApprovalGrants most
-	// recent are kept.
+	// ApprovalGrants are added once each; the 64 most recent are
+	// kept.
 	ApprovalGrants []ApprovalGrant `json:"approval_grants,omitempty"`
 }
 
