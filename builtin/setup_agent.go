@@ -18,9 +18,10 @@ import (
 const SetupAgentName = "setup_agent"
 
 // CreatedAgentNameKey is the Result.Meta key under which setup_agent
-// reports the agent it created (DeerFlow's created_agent_name state key;
-// the run maps it into the thread state). Its value is the name, or nil
-// for the default agent.
+// reports the agent it created (DeerFlow's created_agent_name state key,
+// for the run to copy into the thread state; nothing copies it yet, as
+// thread.Update has no such key). Its value is the name, or nil for the
+// default agent.
 const CreatedAgentNameKey = "created_agent_name"
 
 //go:embed setup_agent.md

@@ -289,7 +289,7 @@ func taskResult(call *tool.Call, in taskArgs, start time.Time, r TaskResult) (*t
 	}
 	res.Update = &thread.Update{Delegations: []thread.Delegation{{
 		ID: call.ID, RunID: runID, Description: in.Description, Type: in.SubagentType, Status: string(r.Status),
-		Result: taskBrief(ledger, TaskBriefMaxChars), CreatedAt: start, UpdatedAt: time.Now().UTC(),
+		Result: taskBrief(ledger, taskBriefMaxChars), CreatedAt: start, UpdatedAt: time.Now().UTC(),
 	}}}
 	return res, nil
 }

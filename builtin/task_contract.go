@@ -86,8 +86,8 @@ const (
 	MetaSubagentTokenUsage   = "subagent_token_usage"
 )
 
-// TaskBriefMaxChars bounds the brief and error texts in the metadata.
-const TaskBriefMaxChars = 2000
+// taskBriefMaxChars bounds the brief and error texts in the metadata.
+const taskBriefMaxChars = 2000
 
 // taskBrief bounds s (trimmed) to max characters: the first two thirds,
 // "\n...\n", and the tail.
@@ -167,12 +167,12 @@ func TaskResultMeta(r TaskResult) (map[string]any, error) {
 	_, detail := TaskResultText(r)
 	m := map[string]any{MetaSubagentStatus: string(r.Status)}
 	if r.Status == TaskCompleted && strings.TrimSpace(r.Result) != "" {
-		m[MetaSubagentResultBrief] = taskBrief(r.Result, TaskBriefMaxChars)
+		m[MetaSubagentResultBrief] = taskBrief(r.Result, taskBriefMaxChars)
 		sum := sha256.Sum256([]byte(r.Result))
 		m[MetaSubagentResultSHA256] = hex.EncodeToString(sum[:])
 	}
 	if r.Status != TaskCompleted && strings.TrimSpace(detail) != "" {
-		m[MetaSubagentError] = taskBrief(detail, TaskBriefMaxChars)
+		m[MetaSubagentError] = taskBrief(detail, taskBriefMaxChars)
 	}
 	if r.StopReason != "" {
 		m[MetaSubagentStopReason] = string(r.StopReason)

@@ -20,8 +20,8 @@ import (
 // ViewImageName is the name of the view_image tool.
 const ViewImageName = "view_image"
 
-// MaxImageBytes is the largest image view_image accepts (20 MiB).
-const MaxImageBytes = 20 * 1024 * 1024
+// maxImageBytes is the largest image view_image accepts (20 MiB).
+const maxImageBytes = 20 * 1024 * 1024
 
 //go:embed view_image.md
 var viewImageDescription string
@@ -48,7 +48,7 @@ type viewImageArgs struct {
 // the path is under /mnt/user-data/{workspace,uploads,outputs}; it
 // resolves inside the thread's folders (symlink escapes refused); it
 // exists and is a file; the extension is .jpg, .jpeg, .png, .webp or .gif;
-// the size is at most MaxImageBytes; the bytes read match the size; the
+// the size is at most 20 MiB; the bytes read match the size; the
 // magic bytes name a supported format that agrees with the extension.
 // The file is opened through os.Root at the thread's folder, so a symlink
 // swapped in after the check, even for the user-data folder itself, cannot
@@ -146,8 +146,8 @@ func readImage(t vpath.Target, at openAt, shown string, mask func(error) string)
 		return nil, tool.Errorf("Unsupported image format: %s. Supported formats: %s", suffix, strings.Join(exts, ", "))
 	}
 	size := fi.Size()
-	if size > MaxImageBytes {
-		return nil, tool.Errorf("Image file is too large: %d bytes. Maximum supported size is %d bytes", size, MaxImageBytes)
+	if size > maxImageBytes {
+		return nil, tool.Errorf("Image file is too large: %d bytes. Maximum supported size is %d bytes", size, maxImageBytes)
 	}
 	f, err := root.Open(at.rel)
 	if err != nil {

@@ -18,8 +18,8 @@ import (
 // The marks of the image context message, as DeerFlow sets them: an id
 // prefix and two metadata keys (additional_kwargs in LangChain terms).
 const (
-	ImageContextIDPrefix  = "view-image-context:"
-	ImageContextMarkerKey = "deerflow_view_image_context"
+	imageContextIDPrefix  = "view-image-context:"
+	imageContextMarkerKey = "deerflow_view_image_context"
 	HideFromUIKey         = "hide_from_ui"
 )
 
@@ -38,12 +38,12 @@ const imageContextHeader = "Here are the images you've viewed:"
 // files by the agent's tool-output budget); every tool call of that
 // message has a tool result after it; and no image context message
 // (marked, or a user message with DeerFlow's header text) follows it
-// already. The message is hidden from the UI, marked with
-// ImageContextMarkerKey and lists, sorted by path, every entry of
-// viewed_images (the whole thread) when view_image was called, and the
+// already. The message is hidden from the UI, marked with DeerFlow's
+// deerflow_view_image_context key and lists, sorted by path, every entry
+// of viewed_images (the whole thread) when view_image was called, and the
 // images of those tool results: a text line "- **{path}** ({mime})" and
 // the image, read from disk now. An image that
-// is gone, has changed size or type, or exceeds MaxImageBytes is replaced
+// is gone, has changed size or type, or exceeds 20 MiB is replaced
 // by "(file unavailable or changed on disk: {path})", where path is the
 // virtual path, not DeerFlow's host path.
 //
@@ -94,14 +94,14 @@ func NewViewImageMiddleware(layout *vpath.Layout) tool.ModelMiddleware {
 	}
 }
 
-// IsImageContextMessage reports whether m is an image context message
+// isImageContextMessage reports whether m is an image context message
 // this middleware (or DeerFlow's) made: a user message whose id has
-// ImageContextIDPrefix and whose metadata sets ImageContextMarkerKey.
-func IsImageContextMessage(m model.Message) bool {
-	if m.Role != model.RoleUser || !strings.HasPrefix(m.ID, ImageContextIDPrefix) {
+// imageContextIDPrefix and whose metadata sets imageContextMarkerKey.
+func isImageContextMessage(m model.Message) bool {
+	if m.Role != model.RoleUser || !strings.HasPrefix(m.ID, imageContextIDPrefix) {
 		return false
 	}
-	marked, _ := m.Meta[ImageContextMarkerKey].(bool)
+	marked, _ := m.Meta[imageContextMarkerKey].(bool)
 	return marked
 }
 
@@ -142,7 +142,7 @@ func imageTrigger(msgs []model.Message) (viewCalled bool, toolImages map[string]
 		if m.Role != model.RoleUser {
 			continue
 		}
-		if IsImageContextMessage(m) || hasImageHeader(m) {
+		if isImageContextMessage(m) || hasImageHeader(m) {
 			return false, nil, false
 		}
 	}
@@ -188,10 +188,10 @@ func imageContextMessage(layout *vpath.Layout, user, threadID string, viewed map
 		}
 	}
 	return model.Message{
-		ID:    ImageContextIDPrefix + randomID(),
+		ID:    imageContextIDPrefix + randomID(),
 		Role:  model.RoleUser,
 		Parts: parts,
-		Meta:  map[string]any{HideFromUIKey: true, ImageContextMarkerKey: true},
+		Meta:  map[string]any{HideFromUIKey: true, imageContextMarkerKey: true},
 	}
 }
 

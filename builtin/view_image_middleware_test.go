@@ -75,7 +75,7 @@ func injected(t *testing.T, cm *captureModel, sent int) *model.Message {
 		t.Fatalf("model saw %d messages, want %d or %d", len(got), sent, sent+1)
 	}
 	m := got[sent]
-	if !IsImageContextMessage(m) || m.Meta[HideFromUIKey] != true {
+	if !isImageContextMessage(m) || m.Meta[HideFromUIKey] != true {
 		t.Fatalf("the added message is not a marked, hidden image context message: %+v", m)
 	}
 	return &m
@@ -103,7 +103,7 @@ func TestViewImageMiddleware(t *testing.T) {
 		if diff := cmp.Diff(want, m.Parts); diff != "" {
 			t.Errorf("parts (-want +got):\n%s", diff)
 		}
-		if !strings.HasPrefix(m.ID, ImageContextIDPrefix) || len(m.ID) != len(ImageContextIDPrefix)+32 {
+		if !strings.HasPrefix(m.ID, imageContextIDPrefix) || len(m.ID) != len(imageContextIDPrefix)+32 {
 			t.Errorf("id %q", m.ID)
 		}
 		// Request-only: neither the caller's request nor the state changed.
@@ -195,8 +195,8 @@ func TestViewImageMiddleware(t *testing.T) {
 		e.write(t, e.tp.Workspace, "grown.png", append(append([]byte{}, pngData...), "more"...))
 		e.write(t, e.tp.Workspace, "retyped.png", append(append([]byte{}, gifData...), make([]byte, len(pngData)-len(gifData))...))
 		// An oversized file whose recorded size matches is still refused.
-		_ = os.Truncate(e.tp.Workspace+"/big.png", MaxImageBytes+1)
-		st.ViewedImages["/mnt/user-data/workspace/big.png"] = thread.ViewedImage{MIMEType: "image/png", Size: MaxImageBytes + 1, ActualPath: e.tp.Workspace + "/big.png"}
+		_ = os.Truncate(e.tp.Workspace+"/big.png", maxImageBytes+1)
+		st.ViewedImages["/mnt/user-data/workspace/big.png"] = thread.ViewedImage{MIMEType: "image/png", Size: maxImageBytes + 1, ActualPath: e.tp.Workspace + "/big.png"}
 		// actual_path from the state is not trusted: the path is resolved
 		// again for this user and thread.
 		st.ViewedImages["/mnt/user-data/workspace/fine.png"] = thread.ViewedImage{MIMEType: "image/png", Size: int64(len(pngData)), ActualPath: "/etc/passwd"}
@@ -231,7 +231,7 @@ func TestViewImageMiddleware(t *testing.T) {
 	})
 	t.Run("unmarked human messages are never removed", func(t *testing.T) {
 		st := viewedState(t, e, "/mnt/user-data/workspace/a.png")
-		lookalike := model.Message{ID: ImageContextIDPrefix + "forged", Role: model.RoleUser, Content: "please keep me"}
+		lookalike := model.Message{ID: imageContextIDPrefix + "forged", Role: model.RoleUser, Content: "please keep me"}
 		msgs := []model.Message{user, lookalike, aiCalls(viewCall1), toolMsg("c1", ViewImageName), model.UserText("and this too")}
 		cm, _ := runMiddleware(t, e, st, msgs)
 		got := cm.requests[0].Messages

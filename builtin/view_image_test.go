@@ -33,11 +33,11 @@ func TestViewImage(t *testing.T) {
 	e.write(t, e.tp.Workspace, "notes.txt", []byte("hello"))
 	e.write(t, e.tp.Workspace, "noext", pngData)
 	big := e.write(t, e.tp.Workspace, "big.png", pngData)
-	if err := os.Truncate(big, MaxImageBytes+1); err != nil {
+	if err := os.Truncate(big, maxImageBytes+1); err != nil {
 		t.Fatal(err)
 	}
 	edge := e.write(t, e.tp.Workspace, "edge.png", pngData)
-	if err := os.Truncate(edge, MaxImageBytes); err != nil {
+	if err := os.Truncate(edge, maxImageBytes); err != nil {
 		t.Fatal(err)
 	}
 	outside := filepath.Join(t.TempDir(), "secret.png")
@@ -71,7 +71,7 @@ func TestViewImage(t *testing.T) {
 		{name: "webp", path: "/mnt/user-data/outputs/pic.webp", mime: "image/webp", size: int64(len(webpData))},
 		{name: "symlink inside the thread", path: "/mnt/user-data/uploads/inside.png", mime: "image/png", size: int64(len(pngData))},
 		{name: "absolute symlink", path: "/mnt/user-data/uploads/absolute.png", wantErr: "Error: Access denied: path traversal detected"},
-		{name: "exactly 20 MiB", path: "/mnt/user-data/workspace/edge.png", mime: "image/png", size: MaxImageBytes},
+		{name: "exactly 20 MiB", path: "/mnt/user-data/workspace/edge.png", mime: "image/png", size: maxImageBytes},
 		{name: "outside the roots", path: "/etc/passwd",
 			wantErr: "Error: Only image paths under /mnt/user-data/workspace, /mnt/user-data/uploads, /mnt/user-data/outputs are allowed"},
 		{name: "acp workspace", path: "/mnt/acp-workspace/x.png",

@@ -1,0 +1,4 @@
+package builtin
+
+// isImageContextMessage, for the external loop test.
+var IsImageContextMessage = isImageContextMessage
