@@ -74,6 +74,9 @@ const (
 	// safety signal, and its tool calls were dropped or its empty text
 	// explained (safety_finish_reason).
 	StopSafetyCapped StopReason = "safety_capped"
+	// StopTokenCapped: the token budget's hard stop dropped the tool
+	// calls of the final answer (TokenBudget).
+	StopTokenCapped StopReason = "token_capped"
 	// StopCancelled: the context was cancelled or the consumer stopped.
 	StopCancelled StopReason = "cancelled"
 	// StopError: the run failed.

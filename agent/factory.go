@@ -434,6 +434,10 @@ func (f *Factory) leadChain(req Request, def *deferred.Deferred) ChainSpec {
 	if f.opts.Config.LoopDetection.Enabled {
 		spec.LoopDetection = f.loops.Middleware()
 	}
+	if tb := f.opts.Config.TokenBudget; tb.Enabled {
+		// A budget per built agent: it counts this run alone.
+		spec.TokenBudget = NewTokenBudget(tb).Middleware()
+	}
 	spec.SafetyFinishReason = f.safety
 	return spec
 }

@@ -39,7 +39,8 @@ type ChainSpec struct {
 	// LoopDetection warns about and stops repeated tool calls; nil adds
 	// none.
 	LoopDetection tool.ModelMiddleware
-	// TokenBudget caps a subagent's tokens; nil adds none.
+	// TokenBudget caps the run's tokens (TokenBudget: the lead's
+	// token_budget, a subagent's subagents.token_budget); nil adds none.
 	TokenBudget tool.ModelMiddleware
 	// SafetyFinishReason drops the tool calls of a response the
 	// provider stopped for safety (SafetyFinishReason); nil adds none.

@@ -172,9 +172,9 @@ func (r *runState) loop(ctx context.Context) (StopReason, error) {
 		if len(msg.ToolCalls) == 0 {
 			// A model middleware that capped the run says so on the
 			// final message (loop detection, the subagent limit, the
-			// safety finish reason).
+			// token budget, the safety finish reason).
 			switch s, _ := msg.Meta["stop_reason"].(string); StopReason(s) {
-			case StopLoopCapped, StopSubagentLimitCapped, StopSafetyCapped:
+			case StopLoopCapped, StopSubagentLimitCapped, StopTokenCapped, StopSafetyCapped:
 				return StopReason(s), nil
 			}
 			return StopCompleted, nil

@@ -53,6 +53,11 @@ type Config struct {
 	// stopped for safety (safety_finish_reason.go).
 	SafetyFinishReason SafetyFinishReason `yaml:"safety_finish_reason"`
 
+	// TokenBudget is DeerFlow's per-run token budget of the lead agent
+	// (agent.TokenBudget), with DeerFlow's defaults: enabled false,
+	// max_tokens 200000, warn_threshold 0.8, hard_stop_threshold 1.0.
+	TokenBudget TokenBudget `yaml:"token_budget"`
+
 	// AllowUnenforced names DeerFlow sections that restrict what runs or
 	// who may run it, which Antler does not enforce, and which the
 	// operator accepts going unenforced: without it such a section stops
@@ -228,14 +233,16 @@ type Subagents struct {
 	CustomAgents map[string]CustomSubagent   `yaml:"custom_agents"`
 }
 
-// TokenBudget is a per-run token ceiling.
+// TokenBudget is a per-run token ceiling (DeerFlow's TokenBudgetConfig).
+// The defaults are the subagents' (subagents.token_budget); the
+// top-level token_budget section has DeerFlow's: off, 200000, 0.8, 1.0.
 type TokenBudget struct {
 	Enabled           bool    `yaml:"enabled"`             // true
-	MaxTokens         int     `yaml:"max_tokens"`          // 2000000
-	MaxInputTokens    int     `yaml:"max_input_tokens"`    // 0 = none
-	MaxOutputTokens   int     `yaml:"max_output_tokens"`   // 0 = none
+	MaxTokens         int     `yaml:"max_tokens"`          // 2000000, >= 1000
+	MaxInputTokens    int     `yaml:"max_input_tokens"`    // 0 or null = none
+	MaxOutputTokens   int     `yaml:"max_output_tokens"`   // 0 or null = none
 	WarnThreshold     float64 `yaml:"warn_threshold"`      // 0.7, 0..1
-	HardStopThreshold float64 `yaml:"hard_stop_threshold"` // 1.0, 0..1
+	HardStopThreshold float64 `yaml:"hard_stop_threshold"` // 1.0, 0..1, >= warn_threshold
 }
 
 // TokenBudgetOverride is a per-agent token_budget; nil fields inherit.
@@ -357,6 +364,12 @@ func defaultTokenBudget() TokenBudget {
 	return TokenBudget{Enabled: true, MaxTokens: 2_000_000, WarnThreshold: 0.7, HardStopThreshold: 1.0}
 }
 
+// defaultLeadTokenBudget is DeerFlow's TokenBudgetConfig default, the
+// top-level token_budget section.
+func defaultLeadTokenBudget() TokenBudget {
+	return TokenBudget{MaxTokens: 200_000, WarnThreshold: 0.8, HardStopThreshold: 1.0}
+}
+
 func defaultSubagents() Subagents {
 	return Subagents{
 		TimeoutSeconds: 1800,
@@ -397,6 +410,7 @@ func Default() *Config {
 		Title:           defaultTitle(),
 		Summarization:   defaultSummarization(),
 		TokenUsage:      TokenUsage{Enabled: true},
+		TokenBudget:     defaultLeadTokenBudget(),
 		Sandbox:         defaultSandbox(),
 		Skills:          defaultSkills(),
 		SkillScan:       SkillScan{Enabled: true},

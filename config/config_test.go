@@ -70,7 +70,7 @@ func TestParseDeerFlowExample(t *testing.T) {
 		"agent_storage", "channels",
 		"input_polish", "log_level", "logging", "max_recursion_limit", "mcp_tasks",
 		"memory", "run_events", "run_ownership", "scheduler",
-		"suggestions", "token_budget",
+		"suggestions",
 	}
 	if diff := cmp.Diff(wantIgnored, c.Ignored); diff != "" {
 		t.Errorf("Ignored (-want +got):\n%s", diff)
@@ -326,6 +326,7 @@ func TestDefaults(t *testing.T) {
 		{"subagents.max_concurrent", c.Subagents.MaxConcurrent, 3},
 		{"subagents.workers", c.Subagents.Workers, 3},
 		{"subagents.token_budget.max_tokens", c.Subagents.TokenBudget.MaxTokens, 2_000_000},
+		{"token_budget", c.TokenBudget, TokenBudget{MaxTokens: 200_000, WarnThreshold: 0.8, HardStopThreshold: 1.0}},
 		{"database.backend", c.Database.Backend, "sqlite"},
 		{"title", c.Title, Title{Enabled: true, MaxWords: 6, MaxChars: 60, PromptTemplate: DefaultTitlePrompt}},
 		{"uploads.max_file_size", c.Uploads.MaxFileSize, int64(52428800)},

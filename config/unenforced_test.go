@@ -40,10 +40,7 @@ func TestIgnoredSections_restrictsAsSet(t *testing.T) {
 	}{
 		{"auth restricts", "auth:\n  local:\n    allow_registration: false\n", true},
 		{"null auth sets nothing", "auth:\n", false},
-		{"token_budget enabled restricts", "token_budget:\n  enabled: true\n  max_tokens: 5000\n", true},
-		{"token_budget disabled does not", "token_budget:\n  enabled: false\n", false},
-		{"token_budget without enabled is off as in DeerFlow", "token_budget:\n  max_tokens: 5000\n", false},
-		{"an enabled flag that is not a boolean restricts", "token_budget:\n  enabled: maybe\n", true},
+		{"an enabled flag that is not a boolean restricts", "plugins:\n  - name: x\n    use: x:install\n    enabled: maybe\n", true},
 		{"max_recursion_limit under Antler's cap restricts", "max_recursion_limit: 20\n", true},
 		{"max_recursion_limit over Antler's cap does not", "max_recursion_limit: 1000\n", false},
 		{"an enabled plugin restricts", "plugins:\n  - name: x\n    use: x:install\n", true},
@@ -67,13 +64,13 @@ func TestIgnoredSections_restrictsAsSet(t *testing.T) {
 // TestUnenforcedError_namesFileLineSectionAndWhy is the refusal: a set
 // restrictive section is a *Error with its place and reason.
 func TestUnenforcedError_namesFileLineSectionAndWhy(t *testing.T) {
-	c := mustParse(t, "models: []\ntoken_budget:\n  enabled: true\nmemory:\n  enabled: true\n", anyEnv)
+	c := mustParse(t, "models: []\nauth:\n  local: {}\nmemory:\n  enabled: true\n", anyEnv)
 	err := c.UnenforcedError()
 	var ce *Error
 	if !errors.As(err, &ce) {
 		t.Fatalf("UnenforcedError() = %v, want a *Error", err)
 	}
-	if ce.File != "config.yaml" || ce.Line != 2 || ce.Key != "token_budget" || !strings.Contains(ce.Msg, "per-run token ceiling") ||
+	if ce.File != "config.yaml" || ce.Line != 2 || ce.Key != "auth" || !strings.Contains(ce.Msg, "local accounts") ||
 		!strings.Contains(ce.Msg, "allow_unenforced") {
 		t.Errorf("error = %v", ce)
 	}
@@ -83,18 +80,18 @@ func TestUnenforcedError_namesFileLineSectionAndWhy(t *testing.T) {
 }
 
 func TestAllowUnenforced(t *testing.T) {
-	c := mustParse(t, "token_budget:\n  enabled: true\nauth: {local: {}}\nallow_unenforced: [token_budget]\n", anyEnv)
+	c := mustParse(t, "middlewares: [my.mod:Guard]\nauth: {local: {}}\nallow_unenforced: [middlewares]\n", anyEnv)
 	err := c.UnenforcedError()
-	if err == nil || strings.Contains(err.Error(), "token_budget") || !strings.Contains(err.Error(), "auth") {
-		t.Errorf("UnenforcedError() = %v, want only auth refused (the opt-out names token_budget alone)", err)
+	if err == nil || strings.Contains(err.Error(), "middlewares") || !strings.Contains(err.Error(), "auth") {
+		t.Errorf("UnenforcedError() = %v, want only auth refused (the opt-out names middlewares alone)", err)
 	}
-	i := slices.IndexFunc(c.IgnoredSections, func(s IgnoredSection) bool { return s.Name == "token_budget" })
+	i := slices.IndexFunc(c.IgnoredSections, func(s IgnoredSection) bool { return s.Name == "middlewares" })
 	if i < 0 || !c.IgnoredSections[i].Allowed || c.IgnoredSections[i].Refused() {
-		t.Errorf("token_budget = %+v, want allowed", c.IgnoredSections)
+		t.Errorf("middlewares = %+v, want allowed", c.IgnoredSections)
 	}
 
-	c = mustParse(t, "allow_unenforced: [token_budget]\n", anyEnv)
-	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "token_budget") {
+	c = mustParse(t, "allow_unenforced: [middlewares]\n", anyEnv)
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "middlewares") {
 		t.Errorf("Warnings = %v, want one about an opt-out for a section the file does not set", c.Warnings)
 	}
 

@@ -49,6 +49,7 @@ func (p *parser) validate() {
 	}
 
 	p.validateSubagents()
+	p.validateTokenBudget("token_budget", c.TokenBudget)
 
 	for _, name := range c.ACPAgentNames() {
 		a := c.ACPAgents[name]
@@ -171,14 +172,20 @@ func (p *parser) validateSubagents() {
 }
 
 func (p *parser) validateTokenBudget(at string, tb TokenBudget) {
-	atLeast(p, joinKey(at, "max_tokens"), tb.MaxTokens, 1)
+	// DeerFlow's TokenBudgetConfig: max_tokens >= 1000, both thresholds
+	// in 0..1, hard stop >= warning; the optional limits are >= 1 or
+	// null, which Antler also spells 0.
+	atLeast(p, joinKey(at, "max_tokens"), tb.MaxTokens, 1000)
 	atLeast(p, joinKey(at, "max_input_tokens"), tb.MaxInputTokens, 0)
 	atLeast(p, joinKey(at, "max_output_tokens"), tb.MaxOutputTokens, 0)
-	if v := tb.WarnThreshold; v < 0 || v > 1 {
-		p.invalid(joinKey(at, "warn_threshold"), "must be between 0 and 1, got %v", v)
+	warn, hard := tb.WarnThreshold, tb.HardStopThreshold
+	if warn < 0 || warn > 1 {
+		p.invalid(joinKey(at, "warn_threshold"), "must be between 0 and 1, got %v", warn)
 	}
-	if v := tb.HardStopThreshold; v < 0 || v > 1 {
-		p.invalid(joinKey(at, "hard_stop_threshold"), "must be between 0 and 1, got %v", v)
+	if hard < 0 || hard > 1 {
+		p.invalid(joinKey(at, "hard_stop_threshold"), "must be between 0 and 1, got %v", hard)
+	} else if hard < warn {
+		p.invalid(joinKey(at, "hard_stop_threshold"), "must be >= warn_threshold (%v), got %v", warn, hard)
 	}
 }
 

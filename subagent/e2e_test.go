@@ -239,7 +239,8 @@ func TestBatch_DefaultCapsTruncate(t *testing.T) {
 }
 
 // A token budget that runs out drops the pending tool calls and keeps the
-// answer so far: completed with stop reason token_capped.
+// answer so far with DeerFlow's exceeded text: completed with stop reason
+// token_capped.
 func TestTokenBudgetCaps(t *testing.T) {
 	big := &model.Usage{InputTokens: 900, OutputTokens: 200, TotalTokens: 1100}
 	m := modeltest.New(modeltest.Turn{Text: "partial findings", ToolCalls: []model.ToolCall{{Name: "ls"}}, Usage: big})
@@ -250,7 +251,9 @@ func TestTokenBudgetCaps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := res.TextContent(), "Task Succeeded (capped: token budget). Result: partial findings"; got != want {
+	if got, want := res.TextContent(), "Task Succeeded (capped: token budget). Result: partial findings\n\n"+
+		"[TOKEN BUDGET EXCEEDED] The total token usage (1,100) has exceeded the safety limit (1,000). "+
+		"Producing final answer with results collected so far."; got != want {
 		t.Errorf("content = %q, want %q", got, want)
 	}
 	if res.Meta[builtin.MetaSubagentStopReason] != "token_capped" {
@@ -320,7 +323,9 @@ func TestTokenBudgetWarns(t *testing.T) {
 		t.Errorf("content = %q", res.TextContent())
 	}
 	last := modeltest.LastMessage(m.Requests()[1])
-	if last.Role != model.RoleUser || !strings.Contains(last.Content, "TOKEN BUDGET WARNING") || !strings.Contains(last.Content, "800 of your 1000") {
+	want := "[TOKEN BUDGET WARNING] You have used 800 of your 1,000 total token budget (80%). Wrap up your current work " +
+		"and produce a final answer. Avoid starting new tool calls unless absolutely necessary."
+	if last.Role != model.RoleUser || last.Name != agent.TokenBudgetWarningName || last.Content != want {
 		t.Errorf("second request ends with %+v", last)
 	}
 }

@@ -47,7 +47,7 @@ func (x *Executor) execute(ctx context.Context, e *execution, typ Type, req buil
 		return failed("skills: %v", err)
 	}
 
-	bud := newBudget(typ.TokenBudget)
+	bud := agent.NewTokenBudget(typ.TokenBudget) // one per execution: it counts this run alone
 	chain := x.chain(def, bud, log).Build()
 	a, err := agent.New(agent.Options{
 		Model: chat, Tools: tools, ToolMiddlewares: chain.Tool, ModelMiddlewares: chain.Model,
@@ -68,7 +68,7 @@ func (x *Executor) execute(ctx context.Context, e *execution, typ Type, req buil
 	if out.Reason == agent.StopApproval {
 		return pausedOutcome(typ.Name, out.State)
 	}
-	return finalOutcome(out, last, bud.wasCapped())
+	return finalOutcome(out, last, bud.Capped())
 }
 
 // systemPrompt returns the subagent's system prompt: the type's, then the
@@ -200,9 +200,9 @@ func (x *Executor) tools(ctx context.Context, typ Type, req builtin.TaskRequest,
 // embedder middlewares, its own loop detector, its token budget and the
 // safety finish reason; never clarification (subagents run with
 // disable_clarification).
-func (x *Executor) chain(def *deferred.Deferred, bud *budget, log *slog.Logger) agent.ChainSpec {
+func (x *Executor) chain(def *deferred.Deferred, bud *agent.TokenBudget, log *slog.Logger) agent.ChainSpec {
 	spec := agent.ChainSpec{ToolMiddlewares: x.opts.ToolMiddlewares, ModelMiddlewares: x.opts.ModelMiddlewares,
-		Deferred: def, TokenBudget: bud.middleware()}
+		Deferred: def, TokenBudget: bud.Middleware()}
 	if x.cfg.LoopDetection.Enabled {
 		// A detector of its own: detectors track per thread, and the
 		// subagent shares its thread id with the parent and its siblings.

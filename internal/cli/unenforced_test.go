@@ -19,12 +19,12 @@ func unenforcedConfig(t *testing.T, url, extra string) (cfg, home string) {
 	return writeFile(t, dir, "config.yaml", runConfig(url)+extra), filepath.Join(dir, "home")
 }
 
-// tokenBudget is a DeerFlow section that restricts and that Antler does
+// restrictive is a DeerFlow section that restricts and that Antler does
 // not implement; it starts on line 12 of unenforcedConfig.
-const tokenBudget = "token_budget:\n  enabled: true\n  max_tokens: 5000\n"
+const restrictive = "auth:\n  local: {allow_registration: false}\n"
 
 func TestDoctor_namesIgnoredSections(t *testing.T) {
-	cfg, home := unenforcedConfig(t, "http://127.0.0.1:1/v1", tokenBudget+"memory:\n  enabled: true\nauth:\n  local: {allow_registration: false}\nallow_unenforced: [auth]\n")
+	cfg, home := unenforcedConfig(t, "http://127.0.0.1:1/v1", restrictive+"memory:\n  enabled: true\nmiddlewares: [acme.mw:Guard]\nallow_unenforced: [middlewares]\n")
 	_, out, errOut := runCLI(t, nil, "--config", cfg, "--home", home, "doctor", "--json", "--timeout", "1s")
 	var checks []check
 	if err := json.Unmarshal([]byte(out), &checks); err != nil {
@@ -37,9 +37,9 @@ func TestDoctor_namesIgnoredSections(t *testing.T) {
 		}
 	}
 	for name, want := range map[string]struct{ status, detail string }{
-		"token_budget": {"fail", "config.yaml:12: restricts and is not enforced; serve, run and chat refuse to start"},
-		"memory":       {"warn", "ignored, restricts nothing"},
-		"auth":         {"warn", "restricts and is NOT enforced (accepted by allow_unenforced)"},
+		"auth":        {"fail", "config.yaml:12: restricts and is not enforced; serve, run and chat refuse to start"},
+		"memory":      {"warn", "ignored, restricts nothing"},
+		"middlewares": {"warn", "restricts and is NOT enforced (accepted by allow_unenforced)"},
 	} {
 		c, ok := got[name]
 		if !ok || c.Status != want.status || !strings.Contains(c.Detail, want.detail) {
@@ -52,7 +52,7 @@ func TestDoctor_namesIgnoredSections(t *testing.T) {
 }
 
 func TestToolsList_namesIgnoredSections(t *testing.T) {
-	cfg, home := unenforcedConfig(t, "http://127.0.0.1:1/v1", tokenBudget+"tracing: {}\n")
+	cfg, home := unenforcedConfig(t, "http://127.0.0.1:1/v1", restrictive+"tracing: {}\n")
 	code, out, errOut := runCLI(t, nil, "--config", cfg, "--home", home, "tools", "list", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -60,7 +60,7 @@ func TestToolsList_namesIgnoredSections(t *testing.T) {
 	if !json.Valid([]byte(out)) {
 		t.Errorf("stdout is not the JSON tool list: %s", out)
 	}
-	for _, want := range []string{"config.yaml:12: token_budget: restricts and is not enforced", "tracing: ignored, restricts nothing"} {
+	for _, want := range []string{"config.yaml:12: auth: restricts and is not enforced", "tracing: ignored, restricts nothing"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
 		}
@@ -73,12 +73,12 @@ func TestServeRunChat_refuseUnenforcedRestrictiveSection(t *testing.T) {
 	srv := modeltest.NewServer(t)
 	for _, args := range [][]string{{"run", "hello"}, {"chat"}, {"serve", "--addr", "127.0.0.1:0"}} {
 		t.Run(args[0], func(t *testing.T) {
-			cfg, home := unenforcedConfig(t, srv.URL, tokenBudget)
+			cfg, home := unenforcedConfig(t, srv.URL, restrictive)
 			code, _, errOut := runCLI(t, nil, append([]string{"--config", cfg, "--home", home}, args...)...)
 			if code != 2 {
 				t.Fatalf("exit %d, want 2; stderr %s", code, errOut)
 			}
-			for _, want := range []string{cfg + ":12: token_budget:", "per-run token ceiling", "allow_unenforced"} {
+			for _, want := range []string{cfg + ":12: auth:", "local accounts", "allow_unenforced"} {
 				if !strings.Contains(errOut, want) {
 					t.Errorf("stderr lacks %q:\n%s", want, errOut)
 				}
@@ -104,12 +104,12 @@ func TestRun_refusesExtensionsMiddlewares(t *testing.T) {
 // start, and the log says what is not enforced.
 func TestRun_allowUnenforcedStartsWithWarning(t *testing.T) {
 	srv := modeltest.NewServer(t, modeltest.Turn{Text: "hi"})
-	cfg, home := unenforcedConfig(t, srv.URL, tokenBudget+"allow_unenforced: [token_budget]\n")
+	cfg, home := unenforcedConfig(t, srv.URL, restrictive+"allow_unenforced: [auth]\n")
 	code, _, errOut := runCLI(t, nil, "--config", cfg, "--home", home, "run", "hello")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(errOut, "level=WARN") || !strings.Contains(errOut, "section=token_budget") || !strings.Contains(errOut, "NOT enforced") {
+	if !strings.Contains(errOut, "level=WARN") || !strings.Contains(errOut, "section=auth") || !strings.Contains(errOut, "NOT enforced") {
 		t.Errorf("stderr lacks the warning:\n%s", errOut)
 	}
 }
@@ -118,7 +118,7 @@ func TestRun_allowUnenforcedStartsWithWarning(t *testing.T) {
 // opt-out and names the section in its log before it listens.
 func TestServe_allowUnenforcedStartsWithWarning(t *testing.T) {
 	srv := modeltest.NewServer(t)
-	cfg, home := unenforcedConfig(t, srv.URL, tokenBudget+"allow_unenforced: [token_budget]\n")
+	cfg, home := unenforcedConfig(t, srv.URL, restrictive+"allow_unenforced: [auth]\n")
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	pr, pw := io.Pipe()
@@ -144,7 +144,7 @@ func TestServe_allowUnenforcedStartsWithWarning(t *testing.T) {
 	if code := <-done; !listening || code != 0 {
 		t.Fatalf("serve did not start and stop cleanly (exit %d): %v", code, before)
 	}
-	if log := strings.Join(before, "\n"); !strings.Contains(log, "section=token_budget") || !strings.Contains(log, "NOT enforced") {
+	if log := strings.Join(before, "\n"); !strings.Contains(log, "section=auth") || !strings.Contains(log, "NOT enforced") {
 		t.Errorf("serve's start does not name the unenforced section:\n%s", log)
 	}
 }
