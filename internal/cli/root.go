@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -55,6 +56,10 @@ func (c Options) withDefaults() *Options {
 	if c.Stderr == nil {
 		c.Stderr = os.Stderr
 	}
+	// The log, the renderer's tool lines and the live line write stderr
+	// from several goroutines (a tool's call logs while the loop renders):
+	// one lock orders them, whatever writer the caller passed.
+	c.Stdout, c.Stderr = &lockedWriter{w: c.Stdout}, &lockedWriter{w: c.Stderr}
 	if c.Getenv == nil {
 		c.Getenv = os.Getenv
 	}
@@ -153,4 +158,26 @@ func newRoot(opts *Options) *cobra.Command {
 		newServeCmd(g),
 	)
 	return root
+}
+
+// lockedWriter serialises the writes of several goroutines to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+// fileOf returns the file behind w (through a lockedWriter), for terminal
+// checks.
+func fileOf(w io.Writer) (*os.File, bool) {
+	if l, ok := w.(*lockedWriter); ok {
+		w = l.w
+	}
+	f, ok := w.(*os.File)
+	return f, ok
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -301,7 +301,7 @@ type statusLine struct {
 }
 
 func newStatusLine(w io.Writer, getenv func(string) string) *statusLine {
-	f, ok := w.(*os.File)
+	f, ok := fileOf(w)
 	return &statusLine{w: w, enabled: ok && term.IsTerminal(int(f.Fd())) && getenv("NO_COLOR") == ""}
 }
 
