@@ -15,13 +15,13 @@ import (
 
 // Defaults of Options.
 const (
-	// DefaultMaxTurns is the number of model calls a run may make. DeerFlow
+	// defaultMaxTurns is the number of model calls a run may make. DeerFlow
 	// runs with LangGraph's recursion limit of 100 graph steps, about 50
 	// model/tool rounds.
-	DefaultMaxTurns = 50
-	// DefaultToolConcurrency bounds the tool calls of one model message
+	defaultMaxTurns = 50
+	// defaultToolConcurrency bounds the tool calls of one model message
 	// that run at the same time.
-	DefaultToolConcurrency = 16
+	defaultToolConcurrency = 16
 )
 
 // Options configure an Agent. Model is required; every other zero value
@@ -41,10 +41,10 @@ type Options struct {
 	// SystemPrompt is sent as the first message of every request; "" sends
 	// none.
 	SystemPrompt string
-	// MaxTurns caps the model calls of one run; 0 means DefaultMaxTurns.
+	// MaxTurns caps the model calls of one run; 0 means 50.
 	MaxTurns int
 	// ToolConcurrency bounds the concurrent tool calls of one step; 0
-	// means DefaultToolConcurrency.
+	// means 16.
 	ToolConcurrency int
 	// MaxTokens, Temperature and Thinking are copied into every request.
 	MaxTokens   int
@@ -83,8 +83,8 @@ func New(opts Options) (*Agent, error) {
 	if opts.Model == nil {
 		return nil, errors.New("agent: no model")
 	}
-	opts.MaxTurns = cmp.Or(opts.MaxTurns, DefaultMaxTurns)
-	opts.ToolConcurrency = cmp.Or(opts.ToolConcurrency, DefaultToolConcurrency)
+	opts.MaxTurns = cmp.Or(opts.MaxTurns, defaultMaxTurns)
+	opts.ToolConcurrency = cmp.Or(opts.ToolConcurrency, defaultToolConcurrency)
 	if opts.MaxTurns < 0 || opts.ToolConcurrency < 0 {
 		return nil, errors.New("agent: MaxTurns and ToolConcurrency must not be negative")
 	}
@@ -130,16 +130,13 @@ func (a *Agent) Tools() []string {
 	return out
 }
 
-// InvalidToolResult is LangGraph's result for a call to a tool that is
-// not bound: "Error: {name} is not a valid tool, try one of [a, b]."
-// Beyond LangGraph, a name that is a bound name corrupted in a way models
-// are known to corrupt names (repeated: "lsls", "web_searchweb_search";
-// other case or surrounding space) gets " Did you mean 'ls'?", and an
-// empty name gets a text that says so instead of an empty quote.
-func InvalidToolResult(name string, bound []string) *tool.Result {
-	return invalidTool(name, bound, strings.Join(bound, ", "))
-}
-
+// invalidTool is LangGraph's result for a call to a tool that is not
+// bound: "Error: {name} is not a valid tool, try one of [a, b]." (joined
+// is the bound names joined by ", "). Beyond LangGraph, a name that is a
+// bound name corrupted in a way models are known to corrupt names
+// (repeated: "lsls", "web_searchweb_search"; other case or surrounding
+// space) gets " Did you mean 'ls'?", and an empty name gets a text that
+// says so instead of an empty quote.
 func invalidTool(name string, bound []string, joined string) *tool.Result {
 	if strings.TrimSpace(name) == "" {
 		return tool.Errorf("Error: the tool call has no tool name; call one of [%s] by its exact name.", joined)

@@ -222,9 +222,9 @@ func (l *Lead) Input(messages ...model.Message) Input {
 		Messages: messages, Context: l.Context}
 }
 
-// ResolveModel picks the run's model: the requested name if configured,
+// resolveModel picks the run's model: the requested name if configured,
 // else the default (first) model with a warning for an unknown request.
-func ResolveModel(cfg *config.Config, requested string, logger *slog.Logger) (*config.Model, error) {
+func resolveModel(cfg *config.Config, requested string, logger *slog.Logger) (*config.Model, error) {
 	def, ok := cfg.DefaultModel()
 	if !ok {
 		return nil, errors.New(NoModelsMessage) //lint:ignore ST1005 DeerFlow's message, shown to the user verbatim
@@ -317,7 +317,7 @@ func (f *Factory) leadModel(req Request, spec *AgentSpec) (*config.Model, bool, 
 	if requested == "" && spec != nil {
 		requested = spec.Model
 	}
-	mcfg, err := ResolveModel(f.opts.Config, requested, f.logger)
+	mcfg, err := resolveModel(f.opts.Config, requested, f.logger)
 	if err != nil {
 		return nil, false, err
 	}
@@ -539,7 +539,7 @@ func (f *Factory) Compact(ctx context.Context, req Request, force bool) (*Compac
 			requested = spec.Model
 		}
 	}
-	mcfg, err := ResolveModel(cfg, requested, f.logger)
+	mcfg, err := resolveModel(cfg, requested, f.logger)
 	if err != nil {
 		return nil, err
 	}

@@ -17,10 +17,10 @@ import (
 // Limits of a clarification form (DeerFlow's clarification_tool.py). Exceeding one drops the
 // whole form; the question falls back to options or free text.
 const (
-	MaxFormFields           = 16
-	MaxFieldOptions         = 24
-	MaxFieldTextChars       = 200
-	MaxFormSerializedBytes  = 16_384
+	maxFormFields           = 16
+	maxFieldOptions         = 24
+	maxFieldTextChars       = 200
+	maxFormSerializedBytes  = 16_384
 	clarificationDisabledID = "proceed-without-clarification"
 )
 
@@ -201,7 +201,7 @@ func normalizeFields(raw any) []map[string]any {
 		fields = v
 	}
 	list, ok := fields.([]any)
-	if !ok || len(list) > MaxFormFields {
+	if !ok || len(list) > maxFormFields {
 		return nil
 	}
 	out := make([]map[string]any, 0, len(list))
@@ -213,7 +213,7 @@ func normalizeFields(raw any) []map[string]any {
 		}
 		rawName, ok := entry["name"].(string)
 		name := strings.TrimSpace(rawName)
-		if !ok || name == "" || reservedFieldNames[name] || seen[name] || runeLen(name) > MaxFieldTextChars {
+		if !ok || name == "" || reservedFieldNames[name] || seen[name] || runeLen(name) > maxFieldTextChars {
 			return nil
 		}
 		seen[name] = true
@@ -221,7 +221,7 @@ func normalizeFields(raw any) []map[string]any {
 		if l, ok := entry["label"].(string); ok && strings.TrimSpace(l) != "" {
 			label = strings.TrimSpace(l)
 		}
-		if runeLen(label) > MaxFieldTextChars {
+		if runeLen(label) > maxFieldTextChars {
 			return nil
 		}
 		typ, ok := entry["type"].(string)
@@ -232,11 +232,11 @@ func normalizeFields(raw any) []map[string]any {
 		if optionFieldTypes[typ] {
 			options = normalizeOptions(entry["options"])
 		}
-		if len(options) > MaxFieldOptions {
+		if len(options) > maxFieldOptions {
 			return nil
 		}
 		for _, o := range options {
-			if runeLen(o) > MaxFieldTextChars {
+			if runeLen(o) > maxFieldTextChars {
 				return nil
 			}
 		}
@@ -253,14 +253,14 @@ func normalizeFields(raw any) []map[string]any {
 		}
 		if p, ok := entry["placeholder"].(string); ok && strings.TrimSpace(p) != "" {
 			p = strings.TrimSpace(p)
-			if runeLen(p) > MaxFieldTextChars {
+			if runeLen(p) > maxFieldTextChars {
 				return nil
 			}
 			field["placeholder"] = p
 		}
 		out = append(out, field)
 	}
-	if pyDumpsLen(out) > MaxFormSerializedBytes {
+	if pyDumpsLen(out) > maxFormSerializedBytes {
 		return nil
 	}
 	if len(out) == 0 {

@@ -15,8 +15,8 @@ import (
 const (
 	DanglingInterruptedText = "[Tool call was interrupted and did not return a result.]"
 	DanglingEmptyNameText   = "[Tool call could not be executed because its name was missing or empty. Use one of the available tool names when retrying.]"
-	// UnknownToolName replaces a missing or blank tool name in requests.
-	UnknownToolName   = "unknown_tool"
+	// unknownToolName replaces a missing or blank tool name in requests.
+	unknownToolName   = "unknown_tool"
 	syntheticIDPrefix = "deerflow_synthetic_tool_call_"
 )
 
@@ -152,7 +152,7 @@ func normalizeToolName(name string) string {
 	if n := strings.TrimSpace(name); n != "" {
 		return n
 	}
-	return UnknownToolName
+	return unknownToolName
 }
 
 // relabelToolCallIDs gives calls without an id a synthetic id derived

@@ -27,8 +27,6 @@ const (
 	// SafetyTerminationEvent is the custom event emitted when the guard
 	// intervenes, and the Meta key of the record on the message.
 	SafetyTerminationEvent = "safety_termination"
-	// SafetyAuditAction is the action of the audit record.
-	SafetyAuditAction = "suppress_tool_calls"
 )
 
 // SafetyAudit is the audit record of one intervention (DeerFlow journals

@@ -25,8 +25,8 @@ const (
 	// LangGraph names DeerFlow's node (the gateway's updates frame key,
 	// which the frontend keeps the summarised-away turns visible from).
 	SummarizationNode = "DeerFlowSummarizationMiddleware.before_model"
-	// DefaultSummaryTimeout bounds each summary model call.
-	DefaultSummaryTimeout = 2 * time.Minute
+	// defaultSummaryTimeout bounds each summary model call.
+	defaultSummaryTimeout = 2 * time.Minute
 	// summaryRenderChars caps the summary projected into a request
 	// (DeerFlow's durable-context budget).
 	summaryRenderChars = 6000
@@ -36,9 +36,6 @@ const (
 	tokensPerMessage = 3
 )
 
-// ErrNothingToCompact is returned by Agent.Compact when the thread has no
-// older messages to summarise.
-var ErrNothingToCompact = errors.New("agent: nothing to compact")
 
 // SummarizationOptions configure context summarization. Before each model
 // call, when a trigger is reached (any of them), the messages older than
@@ -74,8 +71,7 @@ type SummarizationOptions struct {
 	// fraction thresholds; 0 (unknown) never meets a fraction trigger and
 	// keeps 20 messages for a fraction keep.
 	ContextWindow int
-	// Timeout bounds each summary model call; 0 means
-	// DefaultSummaryTimeout.
+	// Timeout bounds each summary model call; 0 means 2 minutes.
 	Timeout time.Duration
 }
 
@@ -85,7 +81,7 @@ func (o SummarizationOptions) withDefaults() *SummarizationOptions {
 	}
 	o.TrimTokens = cmp.Or(o.TrimTokens, config.DefaultSummaryTrimTokens)
 	o.Prompt = cmp.Or(o.Prompt, config.DefaultSummaryPrompt)
-	o.Timeout = cmp.Or(o.Timeout, DefaultSummaryTimeout)
+	o.Timeout = cmp.Or(o.Timeout, defaultSummaryTimeout)
 	return &o
 }
 

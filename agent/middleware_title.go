@@ -21,8 +21,8 @@ const (
 	// TitleNode names the state event that sets a thread's title, as
 	// LangGraph names DeerFlow's node (the gateway's updates frame key).
 	TitleNode = "TitleMiddleware.after_model"
-	// DefaultTitleTimeout bounds the title model call.
-	DefaultTitleTimeout = 30 * time.Second
+	// defaultTitleTimeout bounds the title model call.
+	defaultTitleTimeout = 30 * time.Second
 	// NewConversationTitle is the fallback title when the user's first
 	// message has no text.
 	NewConversationTitle = "New Conversation"
@@ -58,7 +58,7 @@ type TitleOptions struct {
 	// PromptTemplate is the prompt in config.TitlePrompt syntax; "" means
 	// config.DefaultTitlePrompt.
 	PromptTemplate string
-	// Timeout bounds the model call; 0 means DefaultTitleTimeout.
+	// Timeout bounds the model call; 0 means 30 seconds.
 	Timeout time.Duration
 }
 
@@ -67,7 +67,7 @@ func (o TitleOptions) withDefaults() *TitleOptions {
 	o.MaxWords = cmp.Or(o.MaxWords, 6)
 	o.MaxChars = cmp.Or(o.MaxChars, 60)
 	o.PromptTemplate = cmp.Or(o.PromptTemplate, config.DefaultTitlePrompt)
-	o.Timeout = cmp.Or(o.Timeout, DefaultTitleTimeout)
+	o.Timeout = cmp.Or(o.Timeout, defaultTitleTimeout)
 	return &o
 }
 

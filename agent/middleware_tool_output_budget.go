@@ -61,8 +61,8 @@ type ToolOutputBudgetOptions struct {
 //
 // Media (always, first): the images and other binary blocks of a result
 // are saved to files there and replaced by lines naming them, within the
-// bounds of [MaxToolResultImages] and its siblings; see
-// externalizeMedia.
+// bounds of maxToolResultImages and its siblings (5 images of 5 MiB, 8
+// other blocks of 16 MiB per result); see externalizeMedia.
 //
 // Ceiling (always, even when the budget is disabled or the tool exempt):
 // see [MaxToolResultBytes].

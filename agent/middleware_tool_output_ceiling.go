@@ -18,7 +18,7 @@ import (
 // over it is reduced in this order:
 //
 //   - an artifact (MCP structuredContent) larger than
-//     [MaxInlineArtifactBytes] is saved to the thread's tool-results
+//     maxInlineArtifactBytes (64 KiB) is saved to the thread's tool-results
 //     folder as JSON and replaced by {"antler_omitted": {"bytes": n,
 //     "path": virtual path}} (path "" when it could not be saved);
 //   - if still over, its images are saved there and each replaced by a
@@ -32,9 +32,9 @@ import (
 // (without saving) in every model request.
 const MaxToolResultBytes = 256 << 10
 
-// MaxInlineArtifactBytes is the largest artifact (as JSON) a result over
+// maxInlineArtifactBytes is the largest artifact (as JSON) a result over
 // [MaxToolResultBytes] keeps inline.
-const MaxInlineArtifactBytes = MaxToolResultBytes / 4
+const maxInlineArtifactBytes = MaxToolResultBytes / 4
 
 // OmittedArtifactKey is the key of the artifact that replaces one saved
 // to a file by the ceiling.
@@ -73,7 +73,7 @@ func (b *ToolOutputBudget) ceil(call *tool.Call, name string, res *tool.Result) 
 	user, thread := callUser(call), callThread(call)
 	artifact, content := res.Artifact, res.Content
 	var notes []string
-	if len(art) > MaxInlineArtifactBytes {
+	if len(art) > maxInlineArtifactBytes {
 		var note string
 		artifact, note = b.saveArtifact(user, thread, name, art)
 		notes = append(notes, note)

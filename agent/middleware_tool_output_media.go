@@ -16,8 +16,8 @@ import (
 // tool-results folder and replaces it by a line naming the file; a block
 // beyond them is refused: it is dropped, and its line says why.
 const (
-	// MaxToolResultImages is the most images one result may carry.
-	MaxToolResultImages = 5
+	// maxToolResultImages is the most images one result may carry.
+	maxToolResultImages = 5
 	// MaxToolResultImageBytes is the largest image a result may carry
 	// (the per-image limit of Anthropic's API; OpenAI's is larger).
 	MaxToolResultImageBytes = 5 << 20
@@ -86,8 +86,8 @@ func (b *ToolOutputBudget) saveImage(user, thread, name string, c tool.Block, n,
 	declared := strings.TrimSpace(c.MIMEType)
 	head := fmt.Sprintf("[image %d of %d (%s, %d bytes)", n, total, declared, len(c.Data))
 	switch {
-	case n > MaxToolResultImages:
-		return head + fmt.Sprintf(" refused: one tool result may carry at most %d images]", MaxToolResultImages), nil
+	case n > maxToolResultImages:
+		return head + fmt.Sprintf(" refused: one tool result may carry at most %d images]", maxToolResultImages), nil
 	case len(c.Data) > MaxToolResultImageBytes:
 		return head + fmt.Sprintf(" refused: an image may be at most %d bytes]", MaxToolResultImageBytes), nil
 	}

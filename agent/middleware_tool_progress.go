@@ -18,8 +18,8 @@ import (
 
 // Tool progress guard texts and bounds (DeerFlow's).
 const (
-	// ToolBlockedPrefix starts the result of a call the guard blocked.
-	ToolBlockedPrefix = "[TOOL_BLOCKED] "
+	// toolBlockedPrefix starts the result of a call the guard blocked.
+	toolBlockedPrefix = "[TOOL_BLOCKED] "
 	// ProgressHintName names the user message that carries the hints.
 	ProgressHintName = "progress_hint"
 	// maxPendingHintsPerRun bounds the hints queued for one run.
@@ -163,7 +163,7 @@ func (g *ToolProgressGuard) ModelMiddleware() tool.ModelMiddleware {
 
 // blockedResult is DeerFlow's blocked tool message.
 func blockedResult(reason string) *tool.Result {
-	return &tool.Result{Content: []tool.Block{{Type: tool.BlockText, Text: ToolBlockedPrefix + reason}}, IsError: true,
+	return &tool.Result{Content: []tool.Block{{Type: tool.BlockText, Text: toolBlockedPrefix + reason}}, IsError: true,
 		Meta: map[string]any{ToolMetaKey: map[string]any{"status": "error", "error_type": "blocked_by_progress_guard",
 			"recoverable_by_model": true, "recommended_next_action": "summarize", "source": "progress_middleware"}}}
 }

@@ -35,9 +35,9 @@ type SafetyDetector interface {
 
 // The names of the built-in detectors, as DeerFlow's.
 const (
-	SafetyDetectorOpenAIName    = "openai_compatible_content_filter"
-	SafetyDetectorAnthropicName = "anthropic_refusal"
-	SafetyDetectorGeminiName    = "gemini_safety"
+	safetyDetectorOpenAIName    = "openai_compatible_content_filter"
+	safetyDetectorAnthropicName = "anthropic_refusal"
+	safetyDetectorGeminiName    = "gemini_safety"
 )
 
 // geminiSafetyReasons are the Gemini finish reasons that mean a safety,
@@ -106,7 +106,7 @@ func OpenAIContentFilterDetector(finishReasons []string) SafetyDetector {
 	if finishReasons == nil {
 		finishReasons = []string{"content_filter"}
 	}
-	return newReasonDetector(SafetyDetectorOpenAIName, model.MetaFinishReason, finishReasons, model.MetaContentFilterResults)
+	return newReasonDetector(safetyDetectorOpenAIName, model.MetaFinishReason, finishReasons, model.MetaContentFilterResults)
 }
 
 // AnthropicRefusalDetector matches Anthropic's stop_reason refusal, or the
@@ -115,7 +115,7 @@ func AnthropicRefusalDetector(stopReasons []string) SafetyDetector {
 	if stopReasons == nil {
 		stopReasons = []string{"refusal"}
 	}
-	return newReasonDetector(SafetyDetectorAnthropicName, model.MetaStopReason, stopReasons, "")
+	return newReasonDetector(safetyDetectorAnthropicName, model.MetaStopReason, stopReasons, "")
 }
 
 // GeminiSafetyDetector matches Gemini's safety finish reasons (SAFETY,
@@ -126,7 +126,7 @@ func GeminiSafetyDetector(finishReasons []string) SafetyDetector {
 	if finishReasons == nil {
 		finishReasons = geminiSafetyReasons()
 	}
-	return newReasonDetector(SafetyDetectorGeminiName, model.MetaFinishReason, finishReasons, "safety_ratings")
+	return newReasonDetector(safetyDetectorGeminiName, model.MetaFinishReason, finishReasons, "safety_ratings")
 }
 
 // DefaultSafetyDetectors returns a new list of DeerFlow's built-in
