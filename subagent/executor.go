@@ -23,13 +23,13 @@ import (
 
 // Defaults of Options.
 const (
-	// DefaultPollGrace is how long past its timeout a task may run before
+	// defaultPollGrace is how long past its timeout a task may run before
 	// the waiting task tool gives up on it (DeerFlow's polling safety net
 	// of timeout + 60 s).
-	DefaultPollGrace = 60 * time.Second
-	// DefaultCancelWait is how long Delegate waits for a cancelled task
+	defaultPollGrace = 60 * time.Second
+	// defaultCancelWait is how long Delegate waits for a cancelled task
 	// to stop before returning.
-	DefaultCancelWait = 5 * time.Second
+	defaultCancelWait = 5 * time.Second
 )
 
 // ErrClosed is returned by Delegate after Close.
@@ -66,11 +66,11 @@ type Options struct {
 	// step; 0 means the agent loop's default.
 	ToolConcurrency int
 	// PollGrace is added to a task's timeout to get the deadline after
-	// which Delegate stops waiting (status polling_timed_out); 0 means
-	// DefaultPollGrace.
+	// which Delegate stops waiting (status polling_timed_out); 0 means 60
+	// seconds.
 	PollGrace time.Duration
-	// CancelWait bounds the wait for a cancelled task to stop; 0 means
-	// DefaultCancelWait.
+	// CancelWait bounds the wait for a cancelled task to stop; 0 means 5
+	// seconds.
 	CancelWait time.Duration
 	// MCPServers returns the current mcpServers of the extensions file,
 	// for keyword routing of deferred MCP tools on the task's prompt; nil
@@ -130,8 +130,8 @@ func New(opts Options) (*Executor, error) {
 	if opts.Workers < 0 {
 		return nil, errors.New("subagent: Workers must not be negative")
 	}
-	opts.PollGrace = cmp.Or(opts.PollGrace, DefaultPollGrace)
-	opts.CancelWait = cmp.Or(opts.CancelWait, DefaultCancelWait)
+	opts.PollGrace = cmp.Or(opts.PollGrace, defaultPollGrace)
+	opts.CancelWait = cmp.Or(opts.CancelWait, defaultCancelWait)
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)

@@ -12,9 +12,9 @@ import (
 	"github.com/antlerhq/antler/tool"
 )
 
-// LimitNotice is DeerFlow's text appended to a response whose task calls
+// limitNotice is DeerFlow's text appended to a response whose task calls
 // were all dropped because the run's delegation budget is spent.
-const LimitNotice = "[SUBAGENT LIMIT REACHED] The subagent delegation limit for this run has been reached. Continue using the subagent results already collected, execute remaining simple work directly, or summarize the remaining work instead of launching more subagents."
+const limitNotice = "[SUBAGENT LIMIT REACHED] The subagent delegation limit for this run has been reached. Continue using the subagent results already collected, execute remaining simple work directly, or summarize the remaining work instead of launching more subagents."
 
 // StopSubagentLimitCapped is the stop reason stamped on such a response
 // (message Meta "stop_reason").
@@ -95,7 +95,7 @@ func LimitHook(cfg *config.Config) func(maxConcurrent int) tool.ModelMiddleware 
 // no id) and from the calls this middleware let through, whichever is
 // larger: the ledger keeps only 50 entries, so large configured limits
 // need the second count. When a response's task calls are all dropped
-// and nothing else is left, LimitNotice is appended to its text and its
+// and nothing else is left, limitNotice (DeerFlow's "[SUBAGENT LIMIT REACHED] ..." text) is appended to its text and its
 // Meta "stop_reason" is set to StopSubagentLimitCapped. l is used as
 // given; see ResolveLimits.
 func LimitMiddleware(l Limits) tool.ModelMiddleware {
@@ -171,7 +171,7 @@ func (l *limiter) middleware(next tool.ModelHandler) tool.ModelHandler {
 			if r.Message.Content != "" {
 				r.Message.Content += "\n\n"
 			}
-			r.Message.Content += LimitNotice
+			r.Message.Content += limitNotice
 			meta := make(map[string]any, len(r.Message.Meta)+1)
 			for k, v := range r.Message.Meta {
 				meta[k] = v

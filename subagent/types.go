@@ -17,13 +17,13 @@ const (
 	Bash           = "bash"
 )
 
-// InheritModel is the model value that runs a subagent with its parent's
+// inheritModel is the model value that runs a subagent with its parent's
 // model.
-const InheritModel = "inherit"
+const inheritModel = "inherit"
 
-// BashDisabledMessage is DeerFlow's failure text for the bash subagent
+// bashDisabledMessage is DeerFlow's failure text for the bash subagent
 // when host bash is not allowed.
-const BashDisabledMessage = "Bash subagent is disabled for LocalSandboxProvider because host bash execution is not a secure sandbox boundary. Switch to AioSandboxProvider for isolated bash access, or set sandbox.allow_host_bash: true only in a fully trusted local environment."
+const bashDisabledMessage = "Bash subagent is disabled for LocalSandboxProvider because host bash execution is not a secure sandbox boundary. Switch to AioSandboxProvider for isolated bash access, or set sandbox.allow_host_bash: true only in a fully trusted local environment."
 
 // defaultDisallowed are the tools no subagent gets: no recursion, no
 // questions to a user who is not there, no artifact presentation.
@@ -48,7 +48,7 @@ type Type struct {
 	// Skills is the type's skill allowlist (nil: all enabled; empty:
 	// none).
 	Skills []string
-	// Model is a models[] name or InheritModel.
+	// Model is a models[] name or "inherit" (the parent's model).
 	Model string
 	// MaxTurns caps the subagent's model calls.
 	MaxTurns int
@@ -68,7 +68,7 @@ func builtinTypes() map[string]Type {
 			Description:     "A capable agent for bounded, multi-step tasks that need both exploration and action.",
 			SystemPrompt:    strings.TrimSpace(generalPurposePrompt),
 			DisallowedTools: slices.Clone(defaultDisallowed),
-			Model:           InheritModel,
+			Model:           inheritModel,
 			MaxTurns:        150,
 			BuiltIn:         true,
 		},
@@ -78,7 +78,7 @@ func builtinTypes() map[string]Type {
 			SystemPrompt:    strings.TrimSpace(bashPrompt),
 			Tools:           []string{"bash", "ls", "read_file", "write_file", "str_replace"},
 			DisallowedTools: slices.Clone(defaultDisallowed),
-			Model:           InheritModel,
+			Model:           inheritModel,
 			MaxTurns:        60,
 			BuiltIn:         true,
 		},
@@ -107,13 +107,13 @@ func availableTypes(cfg *config.Config) []string {
 // built-ins only; custom agents keep their own unless overridden.
 //
 // An unknown name fails with "Unknown subagent type 'x'. Available: a, b";
-// bash fails with BashDisabledMessage when host bash is off.
+// bash fails with DeerFlow's bashDisabledMessage when host bash is off.
 func ResolveType(cfg *config.Config, name string) (Type, error) {
 	s := &cfg.Subagents
 	t, ok := builtinTypes()[name]
 	switch {
 	case ok && name == Bash && !cfg.IsHostBashAllowed():
-		return Type{}, fmt.Errorf("%s", BashDisabledMessage)
+		return Type{}, fmt.Errorf("%s", bashDisabledMessage)
 	case ok:
 		t.Timeout = seconds(s.TimeoutSeconds)
 		if s.MaxTurns > 0 {
@@ -154,7 +154,7 @@ func ResolveType(cfg *config.Config, name string) (Type, error) {
 		}
 	}
 	if t.Model == "" {
-		t.Model = InheritModel
+		t.Model = inheritModel
 	}
 	if t.Timeout <= 0 {
 		t.Timeout = 30 * time.Minute
@@ -168,7 +168,7 @@ func ResolveType(cfg *config.Config, name string) (Type, error) {
 // ModelName returns the model t runs with: its own, else parent, else
 // the first configured model.
 func (t Type) ModelName(cfg *config.Config, parent string) string {
-	if t.Model != "" && t.Model != InheritModel {
+	if t.Model != "" && t.Model != inheritModel {
 		return t.Model
 	}
 	if parent != "" {
