@@ -36,7 +36,6 @@ const (
 	tokensPerMessage = 3
 )
 
-
 // SummarizationOptions configure context summarization. Before each model
 // call, when a trigger is reached (any of them), the messages older than
 // Keep are summarised by a model into the state's summary_text, which

@@ -15,9 +15,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/antlerhq/antler/agent"
+	"github.com/antlerhq/antler/authz"
 	"github.com/antlerhq/antler/builtin"
 	"github.com/antlerhq/antler/config"
-	"github.com/antlerhq/antler/authz"
 	"github.com/antlerhq/antler/customagent"
 	"github.com/antlerhq/antler/gateway"
 	"github.com/antlerhq/antler/mcptools"

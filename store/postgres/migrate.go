@@ -90,7 +90,6 @@ var migrations = []string{
 	CREATE INDEX antler_threads_busy ON antler_threads (id) WHERE status = 'busy';`,
 }
 
-
 // migrate applies the missing migrations in one transaction that holds an
 // advisory lock: replicas starting at once wait for each other, and the
 // second finds nothing left to do. A database migrated by a newer Antler
