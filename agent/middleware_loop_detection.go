@@ -104,23 +104,7 @@ func (d *LoopDetector) Middleware() tool.ModelMiddleware {
 			text, hard := d.track(threadID, resp.Message.ToolCalls)
 			switch {
 			case hard:
-				out := *resp
-				out.Message.ToolCalls = nil
-				if out.Message.Content == "" {
-					out.Message.Content = text
-				} else {
-					out.Message.Content += "\n\n" + text
-				}
-				meta := make(map[string]any, len(resp.Message.Meta)+1)
-				for k, v := range resp.Message.Meta {
-					meta[k] = v
-				}
-				meta["stop_reason"] = string(StopLoopCapped)
-				out.Message.Meta = meta
-				if out.FinishReason == model.FinishToolCalls {
-					out.FinishReason = model.FinishStop
-				}
-				return &out, nil
+				return capped(resp, withParagraph(resp.Message.Content, text), StopLoopCapped, nil), nil
 			case text != "":
 				d.queue(threadID, call.RunID, text)
 			}

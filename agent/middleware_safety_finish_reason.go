@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"maps"
 	"strings"
 
 	"github.com/antlerhq/antler/model"
@@ -181,30 +180,18 @@ func suppressed(resp *model.Response, term SafetyTermination, names []string) *m
 		text = safetySuppressedText
 	}
 	text = fmt.Sprintf(text, term.ReasonField, pyRepr(term.ReasonValue), pyRepr(term.Detector))
-	out := *resp
-	msg := &out.Message
-	msg.ToolCalls = nil
-	if msg.Content == "" {
-		msg.Content = text
-	} else {
-		msg.Content += "\n\n" + text
-	}
-	meta := maps.Clone(resp.Message.Meta)
-	if meta == nil {
-		meta = map[string]any{}
-	}
+	out := capped(resp, withParagraph(resp.Message.Content, text), StopSafetyCapped, map[string]any{
+		SafetyTerminationEvent: map[string]any{
+			"detector": term.Detector, "reason_field": term.ReasonField, "reason_value": term.ReasonValue,
+			"suppressed_tool_call_count": len(names), "suppressed_tool_call_names": names, "extras": cloneExtras(term.Extras),
+		},
+	})
 	// Raw provider call payloads, should a model pass them through, go
 	// too: nothing may resurrect the calls.
-	delete(meta, "tool_calls")
-	delete(meta, "function_call")
-	meta[SafetyTerminationEvent] = map[string]any{
-		"detector": term.Detector, "reason_field": term.ReasonField, "reason_value": term.ReasonValue,
-		"suppressed_tool_call_count": len(names), "suppressed_tool_call_names": names, "extras": cloneExtras(term.Extras),
-	}
-	meta["stop_reason"] = string(StopSafetyCapped)
-	msg.Meta = meta
+	delete(out.Message.Meta, "tool_calls")
+	delete(out.Message.Meta, "function_call")
 	out.FinishReason = model.FinishSafety
-	return &out
+	return out
 }
 
 // hasVisibleText reports whether a message has non-blank text.

@@ -162,19 +162,8 @@ func (b *TokenBudget) highest() (frac float64, reason string, used int64, limit 
 // hardStop returns resp without its tool calls, text appended to its
 // content, and the stop reason token_capped on its message.
 func hardStop(resp *model.Response, text string) *model.Response {
-	out := *resp
-	out.Message.ToolCalls = nil
-	out.Message.Content += "\n\n" + text // DeerFlow also separates an empty content
-	meta := make(map[string]any, len(resp.Message.Meta)+1)
-	for k, v := range resp.Message.Meta {
-		meta[k] = v
-	}
-	meta["stop_reason"] = string(StopTokenCapped)
-	out.Message.Meta = meta
-	if out.FinishReason == model.FinishToolCalls {
-		out.FinishReason = model.FinishStop
-	}
-	return &out
+	// DeerFlow separates the text from an empty content too.
+	return capped(resp, resp.Message.Content+"\n\n"+text, StopTokenCapped, nil)
 }
 
 // thousands formats n with comma thousands separators (Python's "{:,}").
