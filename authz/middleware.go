@@ -34,9 +34,9 @@ func (a *Authorizer) ToolMiddleware() tool.Middleware {
 				a.logger.Error("Authorization: cannot build the principal", "tool", call.Name, "err", err)
 				d = a.failDecision()
 			} else {
-				d = a.Authorize(ctx, toolRequest(p, call, args))
+				req := toolRequest(p, call, args)
+				d = a.Authorize(ctx, req)
 				if server := call.Meta[tool.MetaMCPServer]; d.Allow && server != "" {
-					req := toolRequest(p, call, args)
 					req.Resource, req.Target = ResourceMCPServer, server
 					d = a.Authorize(ctx, req)
 				}
