@@ -209,8 +209,17 @@ func TestE2EApproval_chatAsksInlineOnATerminal(t *testing.T) {
 // postRun streams one run of `antler serve` and returns the whole stream.
 func postRun(t *testing.T, url, thread string, message map[string]any) string {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"input": map[string]any{"messages": []any{message}},
-		"stream_mode": []string{"values", "messages-tuple"}})
+	return postRunWith(t, url, thread, message, nil)
+}
+
+// postRunWith is postRun with a run context (nil: none).
+func postRunWith(t *testing.T, url, thread string, message, runContext map[string]any) string {
+	t.Helper()
+	req := map[string]any{"input": map[string]any{"messages": []any{message}}, "stream_mode": []string{"values", "messages-tuple"}}
+	if runContext != nil {
+		req["context"] = runContext
+	}
+	body, _ := json.Marshal(req)
 	resp, err := http.Post(url+"/api/langgraph/threads/"+thread+"/runs/stream", "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)

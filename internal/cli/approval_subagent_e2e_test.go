@@ -1,11 +1,7 @@
 package cli
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
-	"io"
-	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -213,18 +209,7 @@ func TestE2EApproval_subagentApproveForThisThreadHoldsForItsNextCall(t *testing.
 // as DeerFlow's frontend sends it.
 func postSubagentRun(t *testing.T, url, thread string, message map[string]any) string {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"input": map[string]any{"messages": []any{message}},
-		"context": map[string]any{"subagent_enabled": true}, "stream_mode": []string{"values", "messages-tuple"}})
-	resp, err := http.Post(url+"/api/langgraph/threads/"+thread+"/runs/stream", "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("runs/stream: %d %s", resp.StatusCode, data)
-	}
-	return string(data)
+	return postRunWith(t, url, thread, message, map[string]any{"subagent_enabled": true})
 }
 
 // antler serve: a subagent's asked call is the clarification card of the
