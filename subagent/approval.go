@@ -56,11 +56,17 @@ func resumedInput(r *builtin.TaskResume) (*thread.State, []model.Message, error)
 }
 
 // setOutcome records the outcome of a finished execution, with its
-// pause, unless a terminal status is already recorded.
-func (e *execution) setOutcome(out outcome) {
-	if e.setTerminal(out.Status, out.StopReason, out.Result, out.Error) && out.Pause != nil {
-		e.mu.Lock()
-		e.res.Pause = out.Pause
-		e.mu.Unlock()
+// pause, unless a terminal status is already recorded, and reports
+// whether this call won. The result and its pause are set in one step
+// before done is closed, so a waiter never sees one without the other.
+func (e *execution) setOutcome(out outcome) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.res.Status != "" {
+		return false
 	}
+	e.res = builtin.TaskResult{ExecutionID: e.id, Status: out.Status, StopReason: out.StopReason, Result: out.Result,
+		Error: out.Error, ModelName: e.modelName, Pause: out.Pause}
+	close(e.done)
+	return true
 }

@@ -361,15 +361,7 @@ func (e *execution) statusText() string {
 // setTerminal records a terminal status unless one is already recorded;
 // it reports whether this call won.
 func (e *execution) setTerminal(status builtin.TaskStatus, stop builtin.TaskStopReason, result, errText string) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.res.Status != "" {
-		return false
-	}
-	e.res = builtin.TaskResult{ExecutionID: e.id, Status: status, StopReason: stop, Result: result, Error: errText,
-		ModelName: e.modelName}
-	close(e.done)
-	return true
+	return e.setOutcome(outcome{Status: status, StopReason: stop, Result: result, Error: errText})
 }
 
 // result returns the terminal result with the usage so far.
