@@ -42,8 +42,9 @@ type Options struct {
 	// APIKey is the x-api-key credential. "" = ANTHROPIC_API_KEY, then
 	// ANTHROPIC_AUTH_TOKEN (sent as a bearer token).
 	APIKey string
-	// BaseURL is the API root without /v1. "" = ANTHROPIC_BASE_URL, then
-	// DefaultBaseURL.
+	// BaseURL is the API root, with or without a trailing /v1 (the SDK
+	// adds /v1 itself, so one given here is dropped). "" =
+	// ANTHROPIC_BASE_URL, then DefaultBaseURL.
 	BaseURL string
 
 	// MaxTokens caps the completion; 0 = DefaultMaxTokens. A request's
@@ -103,7 +104,7 @@ func New(opts Options) (*Model, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("base_url %q is not an http(s) URL", base)
 	}
-	base = strings.TrimRight(base, "/")
+	base = apiRoot(base)
 	m := &Model{opts: opts, baseURL: base, logger: opts.Logger}
 	if m.logger == nil {
 		m.logger = slog.New(slog.DiscardHandler)
@@ -139,6 +140,17 @@ func New(opts Options) (*Model, error) {
 	}
 	m.client = sdk.NewClient(reqOpts...)
 	return m, nil
+}
+
+// apiRoot returns base without trailing slashes and without a final
+// /v1 segment: the SDK's paths already start with /v1, and DeerFlow users
+// often write the root as https://host/v1 as they do for OpenAI.
+func apiRoot(base string) string {
+	base = strings.TrimRight(base, "/")
+	if trimmed, ok := strings.CutSuffix(base, "/v1"); ok {
+		base = strings.TrimRight(trimmed, "/")
+	}
+	return base
 }
 
 // BaseURL returns the API root the model talks to.

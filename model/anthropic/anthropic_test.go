@@ -429,3 +429,57 @@ func TestStopReasonKeptAsSentInMetadata(t *testing.T) {
 		})
 	}
 }
+
+// TestBaseURLWithAndWithoutV1 checks that a base_url written with the
+// version segment (as DeerFlow users write OpenAI roots) reaches the same
+// paths as one without it, for messages and for doctor's model listing.
+func TestBaseURLWithAndWithoutV1(t *testing.T) {
+	var mu sync.Mutex
+	var paths []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		paths = append(paths, r.URL.Path)
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/v1/messages", "/proxy/v1/messages":
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, sse(messageStart, stopWith("end_turn", 1), messageStop))
+		case "/v1/models", "/proxy/v1/models":
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"data":[{"type":"model","id":"claude-test","display_name":"Claude","created_at":"2025-01-01T00:00:00Z"}],"has_more":false,"first_id":"claude-test","last_id":"claude-test"}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+
+	tests := []struct {
+		name, base string
+		want       []string
+	}{
+		{"root", srv.URL, []string{"/v1/messages", "/v1/models"}},
+		{"root with slash", srv.URL + "/", []string{"/v1/messages", "/v1/models"}},
+		{"with v1", srv.URL + "/v1", []string{"/v1/messages", "/v1/models"}},
+		{"with v1 and slash", srv.URL + "/v1/", []string{"/v1/messages", "/v1/models"}},
+		{"prefixed proxy with v1", srv.URL + "/proxy/v1", []string{"/proxy/v1/messages", "/proxy/v1/models"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mu.Lock()
+			paths = nil
+			mu.Unlock()
+			m := newModel(t, tt.base, nil)
+			if _, err := run(t.Context(), m, hello()); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Ping(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if diff := cmp.Diff(tt.want, paths); diff != "" {
+				t.Errorf("request paths (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
