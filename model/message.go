@@ -75,6 +75,11 @@ type ToolCall struct {
 	ID        string          `json:"id"`
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
+	// Signature is the opaque thought signature Gemini attaches to a
+	// call made while thinking (natively or through an OpenAI-compatible
+	// gateway); the provider sends it back with the call on later turns,
+	// as the API requires. "" for every other provider.
+	Signature string `json:"signature,omitempty"`
 }
 
 // Usage counts tokens.

@@ -27,7 +27,12 @@ func registerModels(r *Registry) {
 		"langchain_deepseek:ChatDeepSeek", "deerflow.models.patched_deepseek:PatchedChatDeepSeek", "antler:deepseek")
 	r.RegisterModel(openAICompatible(kindOllama), "langchain_ollama:ChatOllama", "antler:ollama")
 	r.RegisterModel(openAICompatible(kindVLLM), "deerflow.models.vllm_provider:VllmChatModel", "antler:vllm")
+	r.RegisterModel(openAICompatible(kindMiMo), "deerflow.models.patched_mimo:PatchedChatMiMo", "antler:mimo")
+	r.RegisterModel(openAICompatible(kindStepFun), "deerflow.models.patched_stepfun:PatchedChatStepFun", "antler:stepfun")
+	r.RegisterModel(openAICompatible(kindMiniMax), "deerflow.models.patched_minimax:PatchedChatMiniMax", "antler:minimax")
+	r.RegisterModel(openAICompatible(kindMindIE), "deerflow.models.mindie_provider:MindIEChatModel", "antler:mindie")
 	r.RegisterModel(anthropicModel, "langchain_anthropic:ChatAnthropic", "antler:anthropic")
+	r.RegisterModel(geminiModel, "langchain_google_genai:ChatGoogleGenerativeAI", "antler:gemini")
 }
 
 // compatKind holds the defaults of one OpenAI-compatible flavour.
@@ -39,6 +44,15 @@ type compatKind struct {
 	defaultBase string
 	// echoReasoning sends reasoning_content back on assistant messages.
 	echoReasoning bool
+	// body is merged under the entry's extra_body (MiniMax's
+	// reasoning_split).
+	body map[string]any
+	// reasoningDetails, thinkTags and textToolCalls set the openai
+	// options of the same names.
+	reasoningDetails, thinkTags, textToolCalls bool
+	// needsBase refuses an entry without base_url (a self-hosted server
+	// has no default address).
+	needsBase bool
 }
 
 var (
@@ -49,6 +63,27 @@ var (
 		defaultBase: "http://localhost:11434/v1"}
 	kindVLLM = compatKind{provider: "vllm", keyEnv: "OPENAI_API_KEY", keyOptional: true, baseEnv: "OPENAI_BASE_URL",
 		defaultBase: "http://localhost:8000/v1", echoReasoning: true}
+	// MiMo's and StepFun's thinking modes need reasoning_content replayed
+	// on earlier assistant turns once tool calls are in the history.
+	kindMiMo = compatKind{provider: "mimo", keyEnv: "MIMO_API_KEY", baseEnv: "MIMO_BASE_URL",
+		defaultBase: "https://api.xiaomimimo.com/v1", echoReasoning: true}
+	kindStepFun = compatKind{provider: "stepfun", keyEnv: "STEPFUN_API_KEY", baseEnv: "STEPFUN_BASE_URL",
+		defaultBase: "https://api.stepfun.com/v1", echoReasoning: true}
+	// MiniMax splits reasoning out of the content only when asked, and
+	// then sends it as reasoning_details.
+	kindMiniMax = compatKind{provider: "minimax", keyEnv: "MINIMAX_API_KEY", baseEnv: "MINIMAX_BASE_URL",
+		defaultBase: "https://api.minimax.io/v1", body: map[string]any{"reasoning_split": true},
+		reasoningDetails: true, thinkTags: true}
+	kindMindIE = compatKind{provider: "mindie", keyEnv: "OPENAI_API_KEY", keyOptional: true, baseEnv: "OPENAI_BASE_URL",
+		textToolCalls: true, needsBase: true}
+)
+
+// mindIEReadTimeout and mindIEConnectTimeout are DeerFlow's MindIE
+// defaults: a whole answer is awaited before anything arrives when tools
+// are bound.
+const (
+	mindIEReadTimeout    = 900 * time.Second
+	mindIEConnectTimeout = 30 * time.Second
 )
 
 // modelOptions are the extra keys of a models[] entry that the providers
@@ -75,13 +110,31 @@ type modelOptions struct {
 	DefaultRequestTimeout float64 `json:"default_request_timeout"` // ChatAnthropic
 	MaxRetries            *int    `json:"max_retries"`
 
-	ExtraBody            map[string]any    `json:"extra_body"`
-	ModelKwargs          map[string]any    `json:"model_kwargs"`
-	ReasoningEffort      string            `json:"reasoning_effort"`
-	DefaultHeaders       map[string]string `json:"default_headers"`
-	Thinking             any               `json:"thinking"`
-	WhenThinkingEnabled  map[string]any    `json:"when_thinking_enabled"`
-	WhenThinkingDisabled map[string]any    `json:"when_thinking_disabled"`
+	ExtraBody       map[string]any    `json:"extra_body"`
+	ModelKwargs     map[string]any    `json:"model_kwargs"`
+	ReasoningEffort string            `json:"reasoning_effort"`
+	DefaultHeaders  map[string]string `json:"default_headers"`
+
+	// MindIEChatModel's network settings (seconds). write_timeout and
+	// pool_timeout have no counterpart in Go's client and are accepted
+	// but not used.
+	ReadTimeout    float64 `json:"read_timeout"`
+	ConnectTimeout float64 `json:"connect_timeout"`
+	WriteTimeout   float64 `json:"write_timeout"`
+	PoolTimeout    float64 `json:"pool_timeout"`
+
+	// ChatGoogleGenerativeAI's names.
+	GeminiAPIKey         string         `json:"gemini_api_key"`
+	GoogleAPIKey         string         `json:"google_api_key"`
+	MaxOutputTokens      int            `json:"max_output_tokens"`
+	ThinkingBudget       *int           `json:"thinking_budget"`
+	IncludeThoughts      *bool          `json:"include_thoughts"`
+	ThinkingLevel        string         `json:"thinking_level"`
+	TopP                 *float64       `json:"top_p"`
+	TopK                 *float64       `json:"top_k"`
+	Thinking             any            `json:"thinking"`
+	WhenThinkingEnabled  map[string]any `json:"when_thinking_enabled"`
+	WhenThinkingDisabled map[string]any `json:"when_thinking_disabled"`
 }
 
 // decodeModelOptions reads entry.Options into typed fields. A value of
@@ -104,6 +157,17 @@ func decodeModelOptions(entry config.Model) (modelOptions, error) {
 	return o, nil
 }
 
+// mindIETimeouts maps MindIEChatModel's network settings: an explicit
+// timeout wins, else read_timeout (DeerFlow's default 900 s) bounds each
+// attempt, since with tools bound the whole answer is awaited before its
+// first byte; connect_timeout (default 30 s) bounds the dial.
+func mindIETimeouts(o modelOptions) (attempt, connect time.Duration) {
+	attempt = cmp.Or(o.timeout(), seconds(o.ReadTimeout), mindIEReadTimeout)
+	return attempt, cmp.Or(seconds(o.ConnectTimeout), mindIEConnectTimeout)
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
 func (o modelOptions) timeout() time.Duration {
 	s := cmp.Or(o.Timeout, o.RequestTimeout, o.DefaultRequestTimeout)
 	return time.Duration(s * float64(time.Second))
@@ -122,7 +186,8 @@ func (o modelOptions) maxRetries() int {
 	}
 }
 
-// extraBody is extra_body, model_kwargs and reasoning_effort merged.
+// extraBody is extra_body, model_kwargs, reasoning_effort and top_p
+// merged.
 func (o modelOptions) extraBody() map[string]any {
 	body := maps.Clone(o.ModelKwargs)
 	if body == nil {
@@ -131,6 +196,9 @@ func (o modelOptions) extraBody() map[string]any {
 	maps.Copy(body, o.ExtraBody)
 	if o.ReasoningEffort != "" {
 		body["reasoning_effort"] = o.ReasoningEffort
+	}
+	if o.TopP != nil {
+		body["top_p"] = *o.TopP
 	}
 	return nilIfEmpty(body)
 }
@@ -158,6 +226,16 @@ func (o modelOptions) thinkingBodies() (on, off map[string]any) {
 		on["thinking"] = o.Thinking
 	}
 	return nilIfEmpty(on), nilIfEmpty(flatten(o.WhenThinkingDisabled))
+}
+
+// merged returns a new map with the entries of a, then b.
+func merged(a, b map[string]any) map[string]any {
+	out := maps.Clone(a)
+	if out == nil {
+		out = map[string]any{}
+	}
+	maps.Copy(out, b)
+	return out
 }
 
 func nilIfEmpty(m map[string]any) map[string]any {
@@ -218,12 +296,23 @@ func openAICompatible(kind compatKind) ModelFactory {
 			Headers:          o.DefaultHeaders,
 			Logger:           env.Logger,
 		}
-		if kind == kindOllama {
+		if kind.provider == kindOllama.provider {
 			opts.BaseURL = ollamaBaseURL(cmp.Or(opts.BaseURL, os.Getenv(kind.baseEnv)))
+		}
+		if kind.needsBase && opts.BaseURL == "" && os.Getenv(kind.baseEnv) == "" {
+			return nil, fmt.Errorf("base_url: required for %s (the server's address, such as http://localhost:8989/v1)", entry.Use)
+		}
+		if len(kind.body) > 0 {
+			// The flavour's own fields win, as DeerFlow's adapters force them.
+			opts.ExtraBody = merged(opts.ExtraBody, kind.body)
+		}
+		opts.ReasoningDetails, opts.ThinkTags, opts.TextToolCalls = kind.reasoningDetails, kind.thinkTags, kind.textToolCalls
+		if kind.textToolCalls {
+			opts.Timeout, opts.ConnectTimeout = mindIETimeouts(o)
 		}
 		// OpenAI itself wants max_completion_tokens; compatible servers
 		// understand max_tokens.
-		if kind == kindOpenAI && o.MaxCompletionTokens > 0 {
+		if kind.provider == kindOpenAI.provider && o.MaxCompletionTokens > 0 {
 			opts.UseMaxCompletionTokens = true
 		}
 		return openai.New(opts)
@@ -266,11 +355,20 @@ func anthropicModel(_ context.Context, env *Env, entry config.Model) (model.Chat
 		Temperature:      o.Temperature,
 		Timeout:          o.timeout(),
 		MaxRetries:       o.maxRetries(),
-		ExtraBody:        o.extraBody(),
+		ExtraBody:        o.anthropicBody(),
 		ThinkingBody:     on,
 		NoThinkingBody:   off,
 		SupportsThinking: entry.SupportsThinking,
 		Headers:          o.DefaultHeaders,
 		Logger:           env.Logger,
 	})
+}
+
+// anthropicBody is extraBody with ChatAnthropic's top_k.
+func (o modelOptions) anthropicBody() map[string]any {
+	body := o.extraBody()
+	if o.TopK != nil {
+		body = merged(body, map[string]any{"top_k": *o.TopK})
+	}
+	return body
 }

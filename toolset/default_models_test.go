@@ -30,7 +30,13 @@ func TestModelUsesRegistered(t *testing.T) {
 		"deerflow.models.patched_deepseek:PatchedChatDeepSeek",
 		"deerflow.models.patched_openai:PatchedChatOpenAI",
 		"deerflow.models.vllm_provider:VllmChatModel",
+		"deerflow.models.patched_mimo:PatchedChatMiMo",
+		"deerflow.models.patched_stepfun:PatchedChatStepFun",
+		"deerflow.models.patched_minimax:PatchedChatMiniMax",
+		"deerflow.models.mindie_provider:MindIEChatModel",
+		"langchain_google_genai:ChatGoogleGenerativeAI",
 		"antler:openai", "antler:anthropic", "antler:deepseek", "antler:ollama", "antler:vllm",
+		"antler:mimo", "antler:stepfun", "antler:minimax", "antler:mindie", "antler:gemini",
 	} {
 		if _, ok := r.Model(use); !ok {
 			t.Errorf("model use %q is not registered", use)
@@ -43,7 +49,8 @@ func TestModelUsesRegistered(t *testing.T) {
 // line naming the entry and what to set.
 func TestBuildModelWithoutKey(t *testing.T) {
 	for _, v := range []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "DEEPSEEK_API_KEY", "DEEPSEEK_API_BASE",
-		"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "OLLAMA_HOST"} {
+		"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "OLLAMA_HOST",
+		"MIMO_API_KEY", "STEPFUN_API_KEY", "MINIMAX_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_GEMINI_BASE_URL"} {
 		t.Setenv(v, "")
 	}
 	tests := []struct {
@@ -55,6 +62,10 @@ func TestBuildModelWithoutKey(t *testing.T) {
 		{"langchain_anthropic:ChatAnthropic", `model "m" (anthropic): no API key; set ANTHROPIC_API_KEY or api_key in models[1]`},
 		{"langchain_ollama:ChatOllama", ""},
 		{"deerflow.models.vllm_provider:VllmChatModel", ""},
+		{"deerflow.models.patched_mimo:PatchedChatMiMo", `model "m" (mimo): no API key; set MIMO_API_KEY or api_key in models[1]`},
+		{"deerflow.models.patched_stepfun:PatchedChatStepFun", `model "m" (stepfun): no API key; set STEPFUN_API_KEY or api_key in models[1]`},
+		{"deerflow.models.patched_minimax:PatchedChatMiniMax", `model "m" (minimax): no API key; set MINIMAX_API_KEY or api_key in models[1]`},
+		{"langchain_google_genai:ChatGoogleGenerativeAI", `model "m" (gemini): no API key; set GEMINI_API_KEY or gemini_api_key in models[1]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.use, func(t *testing.T) {
@@ -88,6 +99,7 @@ func TestBuildModelOptionsReachTheRequest(t *testing.T) {
 			"timeout":     600.0,
 			"max_retries": 0,
 			"extra_body":  map[string]any{"top_k": 4},
+			"top_p":       0.9,
 			"when_thinking_enabled": map[string]any{
 				"extra_body": map[string]any{"thinking": map[string]any{"type": "enabled"}},
 			},
@@ -113,7 +125,7 @@ func TestBuildModelOptionsReachTheRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]any{
-		"model": "doubao-seed", "max_tokens": 8192.0, "temperature": 0.7, "top_k": 4.0,
+		"model": "doubao-seed", "max_tokens": 8192.0, "temperature": 0.7, "top_k": 4.0, "top_p": 0.9,
 		"thinking": map[string]any{"type": "enabled"},
 	}
 	for k, v := range want {

@@ -138,6 +138,7 @@ type toolCallJSON struct {
 	ID        string          `json:"id,omitempty"`
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Signature string          `json:"signature,omitempty"`
 }
 
 // MarshalJSON encodes the turn in its JSON form.

@@ -90,6 +90,25 @@ type Options struct {
 	// Headers are added to every request.
 	Headers map[string]string
 
+	// ReasoningDetails reads a delta's reasoning from its
+	// reasoning_details array (MiniMax with reasoning_split), falling
+	// back to reasoning_content and reasoning.
+	ReasoningDetails bool
+	// ThinkTags moves <think>...</think> blocks of the final answer's
+	// content into its Reasoning (MiniMax models that think inline). The
+	// text deltas already streamed are left as sent.
+	ThinkTags bool
+	// TextToolCalls is MindIE's mode: the conversation is sent as plain
+	// text (tool calls as <tool_call> XML, tool results as user messages
+	// in <tool_response>), a request with tools is made without
+	// streaming and the answer's <tool_call> blocks become tool calls,
+	// and literal \n outside code fences in the answer become newlines.
+	// See mindie.go.
+	TextToolCalls bool
+	// ConnectTimeout bounds dialling the server; 0 = Go's default. It is
+	// ignored when HTTPClient is set.
+	ConnectTimeout time.Duration
+
 	// HTTPClient replaces the SDK's default client (tests).
 	HTTPClient *http.Client
 	// Logger receives debug logs; nil discards them.
@@ -163,8 +182,11 @@ func New(opts Options) (*Model, error) {
 	if opts.Timeout > 0 {
 		reqOpts = append(reqOpts, option.WithRequestTimeout(opts.Timeout))
 	}
-	if opts.HTTPClient != nil {
+	switch {
+	case opts.HTTPClient != nil:
 		reqOpts = append(reqOpts, option.WithHTTPClient(opts.HTTPClient))
+	case opts.ConnectTimeout > 0:
+		reqOpts = append(reqOpts, option.WithHTTPClient(dialTimeoutClient(opts.ConnectTimeout)))
 	}
 	for k, v := range opts.Headers {
 		reqOpts = append(reqOpts, option.WithHeader(k, v))
@@ -191,16 +213,32 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) iter.Seq2[mode
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		start := time.Now()
-		stream := m.client.Chat.Completions.NewStreaming(ctx, params)
-		defer stream.Close()
-
-		var asm assembler
-		resp, _ := model.Drain(ctx, stream, asm.add, asm.response, func(err error) error { return m.wrap(ctx, err) }, yield)
+		var resp *model.Response
+		if m.opts.TextToolCalls && len(req.Tools) > 0 {
+			resp = m.generateWhole(ctx, params, yield)
+		} else {
+			stream := m.client.Chat.Completions.NewStreaming(ctx, params)
+			defer stream.Close()
+			asm := m.newAssembler()
+			resp, _ = model.Drain(ctx, stream, asm.add, asm.response, func(err error) error { return m.wrap(ctx, err) }, yield)
+		}
 		if resp != nil {
 			m.logger.Debug("model call done", "model", m.opts.Name, "finish", resp.FinishReason,
 				"tool_calls", len(resp.Message.ToolCalls), "elapsed", time.Since(start))
 		}
 	}
+}
+
+func (m *Model) newAssembler() *assembler {
+	return &assembler{details: m.opts.ReasoningDetails, thinkTags: m.opts.ThinkTags, unescape: m.opts.TextToolCalls}
+}
+
+// dialTimeoutClient is an HTTP client like the default one whose dials
+// give up after d.
+func dialTimeoutClient(d time.Duration) *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DialContext = (&net.Dialer{Timeout: d, KeepAlive: 30 * time.Second}).DialContext
+	return &http.Client{Transport: t}
 }
 
 // wrap turns an SDK or transport error into a *model.ProviderError;

@@ -17,7 +17,11 @@ func (m *Model) params(req *model.Request) (oai.ChatCompletionNewParams, error) 
 		Model:         m.opts.Model,
 		StreamOptions: oai.ChatCompletionStreamOptionsParam{IncludeUsage: oai.Bool(true)},
 	}
-	msgs, err := messages(req.Messages, m.opts.EchoReasoning)
+	in := req.Messages
+	if m.opts.TextToolCalls {
+		in = textConversation(in)
+	}
+	msgs, err := messages(in, m.opts.EchoReasoning)
 	if err != nil {
 		return p, err
 	}
@@ -151,12 +155,16 @@ func assistantMessage(msg model.Message, echoReasoning bool) oai.ChatCompletionM
 		if args == "" {
 			args = "{}"
 		}
-		a.ToolCalls = append(a.ToolCalls, oai.ChatCompletionMessageToolCallUnionParam{
-			OfFunction: &oai.ChatCompletionMessageFunctionToolCallParam{
-				ID:       tc.ID,
-				Function: oai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: args},
-			},
-		})
+		call := &oai.ChatCompletionMessageFunctionToolCallParam{
+			ID:       tc.ID,
+			Function: oai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: args},
+		}
+		if tc.Signature != "" {
+			// Gemini behind a gateway rejects a later turn whose call
+			// lost the signature it came with.
+			call.SetExtraFields(map[string]any{"thought_signature": tc.Signature})
+		}
+		a.ToolCalls = append(a.ToolCalls, oai.ChatCompletionMessageToolCallUnionParam{OfFunction: call})
 	}
 	if echoReasoning && msg.Reasoning != "" {
 		a.SetExtraFields(map[string]any{"reasoning_content": msg.Reasoning})

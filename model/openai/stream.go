@@ -25,11 +25,15 @@ type assembler struct {
 	filter    any // the choice's content_filter_results (Azure), last seen
 	usage     *model.Usage
 	chunks    int
+
+	details   bool // read reasoning_details first (Options.ReasoningDetails)
+	thinkTags bool // move <think> blocks of the content into reasoning
+	unescape  bool // literal \n outside code fences become newlines (MindIE)
 }
 
 type callSlot struct {
-	id, name string
-	args     strings.Builder
+	id, name, signature string
+	args                strings.Builder
 }
 
 // add folds one chunk into the response and returns the events it
@@ -49,13 +53,16 @@ func (a *assembler) add(c oai.ChatCompletionChunk) []model.Event {
 			continue // Antler never asks for n > 1
 		}
 		d := ch.Delta
-		if r := reasoningOf(d); r != "" {
+		if r := a.reasoningOf(d); r != "" {
 			a.reasoning.WriteString(r)
 			evs = append(evs, model.Event{ReasoningDelta: r})
 		}
-		if d.Content != "" {
-			a.text.WriteString(d.Content)
-			evs = append(evs, model.Event{TextDelta: d.Content})
+		if content := d.Content; content != "" {
+			if a.unescape {
+				content = decodeEscapedNewlines(content)
+			}
+			a.text.WriteString(content)
+			evs = append(evs, model.Event{TextDelta: content})
 		}
 		for _, tc := range d.ToolCalls {
 			evs = append(evs, a.addCall(tc))
@@ -107,6 +114,9 @@ func (a *assembler) addCall(tc oai.ChatCompletionChunkChoiceDeltaToolCall) model
 	if tc.Function.Name != "" {
 		s.name += tc.Function.Name
 	}
+	if sig := signatureOf(tc.JSON.ExtraFields); sig != "" {
+		s.signature = sig
+	}
 	s.args.WriteString(tc.Function.Arguments)
 	return model.Event{ToolCallDelta: &model.ToolCallDelta{
 		Index: slot, ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments,
@@ -115,15 +125,76 @@ func (a *assembler) addCall(tc oai.ChatCompletionChunkChoiceDeltaToolCall) model
 
 // reasoningOf reads the reasoning text that OpenAI-compatible servers
 // put in non-standard delta fields.
-func reasoningOf(d oai.ChatCompletionChunkChoiceDelta) string {
+func (a *assembler) reasoningOf(d oai.ChatCompletionChunkChoiceDelta) string {
+	if a.details {
+		if s := reasoningDetails(d.JSON.ExtraFields["reasoning_details"].Raw(), false); s != "" {
+			return s
+		}
+	}
+	return reasoningField(d.JSON.ExtraFields)
+}
+
+// rawField is a field of an SDK object that the SDK does not know.
+type rawField interface{ Raw() string }
+
+// reasoningField returns the first non-empty string among
+// reasoning_content (DeepSeek, MiMo, StepFun's deepseek-style) and
+// reasoning (Ollama, StepFun's default).
+func reasoningField[F rawField](extra map[string]F) string {
 	for _, key := range [...]string{"reasoning_content", "reasoning"} {
-		f, ok := d.JSON.ExtraFields[key]
+		f, ok := extra[key]
 		if !ok || f.Raw() == "" {
 			continue
 		}
 		var s string
 		if json.Unmarshal([]byte(f.Raw()), &s) == nil && s != "" {
 			return s
+		}
+	}
+	return ""
+}
+
+// reasoningDetails joins the text of MiniMax's reasoning_details items
+// ([{"type":"reasoning.text","text":"..."}]). A streamed fragment is
+// kept as sent (trim false); a whole message's items are trimmed and
+// joined by blank lines.
+func reasoningDetails(raw string, trim bool) string {
+	if raw == "" {
+		return ""
+	}
+	var items []struct {
+		Text *string `json:"text"`
+	}
+	if json.Unmarshal([]byte(raw), &items) != nil {
+		return ""
+	}
+	var parts []string
+	for _, it := range items {
+		if it.Text == nil || strings.TrimSpace(*it.Text) == "" {
+			continue
+		}
+		t := *it.Text
+		if trim {
+			t = strings.TrimSpace(t)
+		}
+		parts = append(parts, t)
+	}
+	if trim {
+		return strings.Join(parts, "\n\n")
+	}
+	return strings.Join(parts, "")
+}
+
+// signatureOf returns a tool call's thought signature, which Gemini
+// behind an OpenAI-compatible gateway sends as thought_signature or
+// thoughtSignature.
+func signatureOf[F rawField](extra map[string]F) string {
+	for _, key := range [...]string{"thought_signature", "thoughtSignature"} {
+		if f, ok := extra[key]; ok && f.Raw() != "" {
+			var s string
+			if json.Unmarshal([]byte(f.Raw()), &s) == nil && s != "" {
+				return s
+			}
 		}
 	}
 	return ""
@@ -142,6 +213,9 @@ func (a *assembler) response() (*model.Response, error) {
 		Content:   a.text.String(),
 		Reasoning: a.reasoning.String(),
 	}
+	if a.thinkTags {
+		msg.Content, msg.Reasoning = splitThinkTags(msg.Content, msg.Reasoning)
+	}
 	for _, s := range a.calls {
 		args := strings.TrimSpace(s.args.String())
 		if args == "" {
@@ -151,7 +225,7 @@ func (a *assembler) response() (*model.Response, error) {
 		if id == "" {
 			id = newCallID()
 		}
-		msg.ToolCalls = append(msg.ToolCalls, model.ToolCall{ID: id, Name: s.name, Arguments: rawArguments(args)})
+		msg.ToolCalls = append(msg.ToolCalls, model.ToolCall{ID: id, Name: s.name, Arguments: rawArguments(args), Signature: s.signature})
 	}
 	resp := &model.Response{Message: msg, FinishReason: normaliseFinish(a.finish, len(msg.ToolCalls) > 0)}
 	if a.finish != "" {
