@@ -68,13 +68,10 @@ type Config struct {
 	// IgnoredSections are the sections of Ignored, sorted by name, each
 	// with its line and whether it restricts.
 	IgnoredSections []IgnoredSection `yaml:"-"`
-	// Ignored lists, sorted, the top-level sections present in the file that
-	// Antler accepts but does not implement (memory, guardrails, ...), including
-	// the names in Unknown.
+	// Ignored lists, sorted, the top-level DeerFlow sections present in the
+	// file that Antler accepts but does not implement (memory, tracing, ...).
+	// A top-level key that is neither DeerFlow's nor Antler's is an error.
 	Ignored []string `yaml:"-"`
-	// Unknown lists, sorted, the top-level keys that are neither implemented
-	// nor known DeerFlow sections (accepted for forward compatibility).
-	Unknown []string `yaml:"-"`
 	// Warnings are soft problems (an old config_version, a missing $VAR in
 	// acp_agents env) that did not stop loading.
 	Warnings []string `yaml:"-"`
@@ -95,6 +92,8 @@ type Model struct {
 	// context_window, ...), with $VAR values already resolved.
 	Options map[string]any `yaml:",inline"`
 	Line    int            `yaml:"-"` // line of the entry in the file
+	// KeyLines is the line of each key of the entry.
+	KeyLines map[string]int `yaml:"-"`
 }
 
 // ToolGroup is one entry of tool_groups[].
@@ -113,6 +112,9 @@ type ToolEntry struct {
 	Options map[string]any `yaml:",inline"`
 	Line    int            `yaml:"-"` // line of the entry in the file
 	Index   int            `yaml:"-"` // position in tools[]
+	// KeyLines is the line of each key of the entry, so that the tool's
+	// factory can place an error about one of its options.
+	KeyLines map[string]int `yaml:"-"`
 }
 
 // ToolSearch is the tool_search section.

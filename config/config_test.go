@@ -75,8 +75,8 @@ func TestParseDeerFlowExample(t *testing.T) {
 	if diff := cmp.Diff(wantIgnored, c.Ignored); diff != "" {
 		t.Errorf("Ignored (-want +got):\n%s", diff)
 	}
-	if len(c.Unknown) != 0 || len(c.Warnings) != 0 {
-		t.Errorf("Unknown = %v, Warnings = %v; want none", c.Unknown, c.Warnings)
+	if len(c.Warnings) != 0 {
+		t.Errorf("Warnings = %v; want none", c.Warnings)
 	}
 	if c.IsHostBashAllowed() {
 		t.Error("IsHostBashAllowed = true for local sandbox without allow_host_bash")
@@ -464,14 +464,11 @@ sandbox:
 	}
 }
 
-func TestIgnoredAndUnknownSections(t *testing.T) {
-	src := "memory:\n  enabled: true\n  token: $UNSET\nfuture_feature: {x: 1}\ntracing: null\nlog_level: debug\n"
+func TestIgnoredSections(t *testing.T) {
+	src := "memory:\n  enabled: true\n  token: $UNSET\ntracing: null\nlog_level: debug\n"
 	c := mustParse(t, src, nil)
-	if diff := cmp.Diff([]string{"future_feature", "log_level", "memory", "tracing"}, c.Ignored); diff != "" {
+	if diff := cmp.Diff([]string{"log_level", "memory", "tracing"}, c.Ignored); diff != "" {
 		t.Errorf("Ignored (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]string{"future_feature"}, c.Unknown); diff != "" {
-		t.Errorf("Unknown (-want +got):\n%s", diff)
 	}
 }
 

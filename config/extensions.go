@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -175,7 +176,20 @@ func ParseExtensions(file string, data []byte, lookupEnv func(string) (string, b
 	if err := json.Unmarshal(data, &top); err != nil {
 		return nil, jsonError(file, data, "", err)
 	}
-	x := &extParser{file: file, data: data, lookupEnv: lookupEnv, ext: e}
+	tree, err := parseJSONTree(data)
+	if err != nil {
+		return nil, &Error{File: file, Msg: "invalid JSON: " + err.Error(), Err: err}
+	}
+	// A key Antler does not read is an error for the whole file, where
+	// DeerFlow keeps it silently: a typo such as "mcpServer" or
+	// "tool_call_timout" would otherwise drop what it was meant to set.
+	if errs := checkJSONKeys(file, tree, reflect.TypeFor[extensionsFile](), ""); len(errs) > 0 {
+		if len(errs) == 1 {
+			return nil, errs[0]
+		}
+		return nil, errors.Join(errs...)
+	}
+	x := &extParser{file: file, data: data, tree: tree, lookupEnv: lookupEnv, ext: e}
 	if raw, ok := top["mcpServers"]; ok && !isJSONNull(raw) {
 		var servers map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &servers); err != nil {
@@ -196,7 +210,6 @@ func ParseExtensions(file string, data []byte, lookupEnv func(string) (string, b
 			e.Skills[name] = SkillState{Enabled: s.Enabled == nil || *s.Enabled}
 		}
 	}
-	var err error
 	if e.Middlewares, err = x.stringOrList(top, "middlewares"); err != nil {
 		return nil, err
 	}
@@ -212,6 +225,7 @@ func ParseExtensions(file string, data []byte, lookupEnv func(string) (string, b
 type extParser struct {
 	file      string
 	data      []byte
+	tree      *jsonNode // data with the line of every key
 	lookupEnv func(string) (string, bool)
 	ext       *Extensions
 }
@@ -246,9 +260,17 @@ func lineAt(data []byte, off int64) int {
 	return 1 + bytes.Count(data[:off], []byte("\n"))
 }
 
-// keyLine is the line where "name" first appears as a JSON key, best
-// effort (the section decoders do not keep offsets), or 0.
+// keyLine is the line of the top-level key name or, failing that, of the
+// MCP server named name, or 0.
 func (x *extParser) keyLine(name string) int {
+	if m := x.tree.member(name); m != nil {
+		return m.line
+	}
+	if s := x.tree.member("mcpServers"); s != nil {
+		if m := s.val.member(name); m != nil {
+			return m.line
+		}
+	}
 	quoted, _ := json.Marshal(name)
 	i := bytes.Index(x.data, append(quoted, ':'))
 	if i < 0 {

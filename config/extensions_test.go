@@ -145,12 +145,6 @@ func TestParseExtensionsServers(t *testing.T) {
 			wantErr: "mcpServers.s.args: expected list",
 		},
 		{
-			name:    "routing with unknown key",
-			json:    `{"command": "c", "routing": {"mode": "prefer", "weight": 3}}`,
-			want:    MCPServer{Enabled: true, Type: "stdio", Command: "c", ToolNamePrefix: true, SessionInitTimeout: f64(60)},
-			wantErr: `unknown field "weight"`,
-		},
-		{
 			name: "routing priority clamped",
 			json: `{"command": "c", "routing": {"mode": "prefer", "priority": 500}}`,
 			want: MCPServer{Enabled: true, Type: "stdio", Command: "c", ToolNamePrefix: true, SessionInitTimeout: f64(60), Routing: &Routing{Mode: "prefer", Priority: 100}},

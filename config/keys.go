@@ -115,7 +115,7 @@ func (p *parser) checkKeys(n *yaml.Node, t reflect.Type, path string) {
 					p.checkKeys(v, ft, child)
 				case open || acceptedKey(t, k.Value):
 				default:
-					p.errorf(k.Line, child, "unknown key %q%s", k.Value, knownHint(fields))
+					p.errorf(k.Line, child, "%s", UnknownKeyMsg(k.Value, knownKeys(t, fields)))
 				}
 			}
 		case reflect.Slice:
@@ -171,15 +171,18 @@ func yamlFields(t reflect.Type) (map[string]reflect.Type, bool) {
 	return fields, open
 }
 
-// knownHint lists the valid keys when there are few enough to read.
-func knownHint(fields map[string]reflect.Type) string {
-	if len(fields) == 0 || len(fields) > 16 {
-		return ""
-	}
+// knownKeys lists the keys a section type accepts: its fields and the
+// DeerFlow keys it accepts without a field.
+func knownKeys(t reflect.Type, fields map[string]reflect.Type) []string {
 	names := make([]string, 0, len(fields))
 	for k := range fields {
 		names = append(names, k)
 	}
-	slices.Sort(names)
-	return " (known keys: " + strings.Join(names, ", ") + ")"
+	switch t {
+	case reflect.TypeFor[Sandbox]():
+		names = append(names, sandboxProviderKeys()...)
+	case reflect.TypeFor[Database]():
+		names = append(names, databaseIgnoredKeys()...)
+	}
+	return sortedUnique(names)
 }

@@ -157,16 +157,15 @@ func (p *parser) parse(data []byte) error {
 			}
 		case sectionDeerFlow:
 			p.cfg.Ignored = append(p.cfg.Ignored, name)
-			p.cfg.IgnoredSections = append(p.cfg.IgnoredSections, ignoredSection(p.file, name, k.Line, v, true))
+			p.cfg.IgnoredSections = append(p.cfg.IgnoredSections, ignoredSection(p.file, name, k.Line, v))
 		default:
-			p.cfg.Ignored = append(p.cfg.Ignored, name)
-			p.cfg.Unknown = append(p.cfg.Unknown, name)
-			p.cfg.IgnoredSections = append(p.cfg.IgnoredSections, ignoredSection(p.file, name, k.Line, v, false))
+			// Neither Antler's nor DeerFlow's: most likely a typo, which
+			// would otherwise leave the intended section at its defaults.
+			p.errorf(k.Line, name, "%s", UnknownKeyMsg(name, sortedUnique(implementedSections(), deerFlowSections())))
 		}
 	}
 	slices.Sort(p.cfg.Ignored)
 	slices.SortFunc(p.cfg.IgnoredSections, func(a, b IgnoredSection) int { return strings.Compare(a.Name, b.Name) })
-	slices.Sort(p.cfg.Unknown)
 	if len(p.errs) > 0 {
 		return p.result()
 	}
@@ -429,4 +428,22 @@ func (p *parser) line(path string) int {
 // invalid records a validation error at key path.
 func (p *parser) invalid(path, format string, args ...any) {
 	p.errorf(p.line(path), path, format, args...)
+}
+
+// TypeErrorMsg describes a yaml decoding error for users: "expected
+// integer, got string \"lots\"" rather than yaml's Go-centric text and
+// its line, which is that of a re-encoded value, not of the file.
+func TypeErrorMsg(err error) string {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return err.Error()
+	}
+	msgs := make([]string, len(te.Errors))
+	for i, msg := range te.Errors {
+		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+			msg = m[2]
+		}
+		msgs[i] = prettyTypeError(msg)
+	}
+	return strings.Join(msgs, "; ")
 }

@@ -107,25 +107,6 @@ func configSchema() ([]byte, error) {
 	return encode(root)
 }
 
-// extensionsFile is the top level of extensions_config.json as
-// ParseExtensions reads it (section by section from a map).
-type extensionsFile struct {
-	Schema          string                   `json:"$schema"`
-	MCPServers      map[string]mcpServerFile `json:"mcpServers"`
-	Skills          map[string]SkillState    `json:"skills"`
-	Middlewares     []string                 `json:"middlewares"`
-	MCPInterceptors []string                 `json:"mcpInterceptors"`
-}
-
-// mcpServerFile is rawServer with the fields that it keeps raw (and decodes
-// afterwards) replaced by the types they are decoded into.
-type mcpServerFile struct {
-	rawServer
-	OAuth              *OAuth   `json:"oauth"`
-	Routing            *Routing `json:"routing"`
-	SessionInitTimeout *float64 `json:"session_init_timeout"`
-}
-
 func extensionsSchema() ([]byte, error) {
 	r, err := newReflector("json")
 	if err != nil {
@@ -143,8 +124,11 @@ func extensionsSchema() ([]byte, error) {
 		return ""
 	}
 	r.Namer = func(t reflect.Type) string {
-		if t == reflect.TypeFor[mcpServerFile]() {
+		switch t {
+		case reflect.TypeFor[mcpServerFile]():
 			return "MCPServer"
+		case reflect.TypeFor[toolOverrideFile]():
+			return "MCPToolOverride"
 		}
 		return ""
 	}
@@ -154,15 +138,7 @@ func extensionsSchema() ([]byte, error) {
 	}
 	defs := root["$defs"].(object)
 
-	// Only the top level and routing objects are strict: ParseExtensions
-	// reads the top level key by key, and parseRouting disallows unknown
-	// fields. Everything else is decoded with json.Unmarshal, which ignores
-	// unknown keys (DeerFlow accepts extra keys in server entries too).
-	for name, d := range defs {
-		if name != "Routing" {
-			delete(d.(object), "additionalProperties")
-		}
-	}
+	// Every object is strict, as ParseExtensions is (checkJSONKeys).
 	props := properties(root)
 	props["$schema"] = object{"type": "string", "description": "The JSON Schema of this file, for editors; Antler ignores it."}
 	// Middlewares and MCPInterceptors share one doc comment.
@@ -175,7 +151,8 @@ func extensionsSchema() ([]byte, error) {
 	}
 	server := properties(defs["MCPServer"].(object))
 	server["transport"].(object)["description"] = `Alias of "type", used when "type" is absent.`
-	server["tools"].(object)["description"] = "Per-tool overrides by original tool name, kept raw."
+	server["tools"].(object)["description"] = "Per-tool overrides by original tool name."
+	defs["MCPToolOverride"].(object)["description"] = "The overrides of one tool: its routing hint, over the server's."
 
 	def := func(t reflect.Type) object { return defs[t.Name()].(object) }
 	setDefaults(def, "json", def(reflect.TypeFor[OAuth]()), reflect.ValueOf(defaultOAuth()), false)

@@ -154,9 +154,8 @@ func TestConfigSchemaDocuments(t *testing.T) {
 			valid: true, loads: true,
 		},
 		{
-			name:  "unknown top-level key",
-			doc:   "sandbx:\n  use: x\n",
-			valid: false, loads: true, // the loader lists it in Config.Unknown
+			name: "unknown top-level key",
+			doc:  "sandbx:\n  use: x\n",
 		},
 		{
 			name: "unknown key in a section",
@@ -235,14 +234,21 @@ func TestExtensionsSchemaDocuments(t *testing.T) {
 			valid: true, loads: true,
 		},
 		{
-			name:  "extra keys in a server and a skill",
-			doc:   `{"mcpServers": {"s": {"command": "npx", "comment": "DeerFlow keeps extra keys"}}, "skills": {"x": {"enabled": true, "note": 1}}}`,
+			name: "extra keys in a server and a skill", // DeerFlow keeps them
+			doc:  `{"mcpServers": {"s": {"command": "npx", "comment": "x"}}, "skills": {"x": {"enabled": true, "note": 1}}}`,
+		},
+		{
+			name: "unknown key in a tool override",
+			doc:  `{"mcpServers": {"s": {"command": "npx", "tools": {"t": {"routng": {}}}}}}`,
+		},
+		{
+			name:  "tool override",
+			doc:   `{"mcpServers": {"s": {"command": "npx", "tools": {"t": {"routing": {"mode": "prefer"}}}}}}`,
 			valid: true, loads: true,
 		},
 		{
-			name:  "unknown top-level key",
-			doc:   `{"mcp_servers": {}}`,
-			valid: false, loads: true, // ignored by the loader
+			name: "unknown top-level key",
+			doc:  `{"mcp_servers": {}}`,
 		},
 		{
 			name: "string for a list",

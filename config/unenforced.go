@@ -32,8 +32,6 @@ type IgnoredSection struct {
 	// Allowed is set when allow_unenforced names the section: the
 	// operator accepts that it is not enforced.
 	Allowed bool
-	// Unknown marks a key that is neither DeerFlow's nor Antler's.
-	Unknown bool
 }
 
 // Refused reports whether the section stops serve, run and chat.
@@ -131,13 +129,9 @@ func mapValue(v *yaml.Node, key string) *yaml.Node {
 	return nil
 }
 
-// ignoredSection classifies a top-level key that Antler does not decode.
-func ignoredSection(file, name string, line int, v *yaml.Node, deerFlow bool) IgnoredSection {
+// ignoredSection classifies a DeerFlow section that Antler does not decode.
+func ignoredSection(file, name string, line int, v *yaml.Node) IgnoredSection {
 	s := IgnoredSection{Name: name, File: file, Line: line}
-	if !deerFlow {
-		s.Unknown, s.Reason = true, "neither a DeerFlow nor an Antler section"
-		return s
-	}
 	for _, r := range deerFlowSectionRules() {
 		if r.name == name {
 			s.Reason = r.reason

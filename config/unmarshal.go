@@ -13,7 +13,7 @@ func (m *Model) UnmarshalYAML(n *yaml.Node) error {
 	if err := n.Decode(&v); err != nil {
 		return err
 	}
-	v.Line = n.Line
+	v.Line, v.KeyLines = n.Line, keyLines(n)
 	*m = Model(v)
 	return nil
 }
@@ -25,7 +25,7 @@ func (t *ToolEntry) UnmarshalYAML(n *yaml.Node) error {
 	if err := n.Decode(&v); err != nil {
 		return err
 	}
-	v.Line = n.Line
+	v.Line, v.KeyLines = n.Line, keyLines(n)
 	*t = ToolEntry(v)
 	return nil
 }
@@ -76,4 +76,16 @@ func (o *SubagentOverride) UnmarshalYAML(n *yaml.Node) error {
 	v.Line = n.Line
 	*o = SubagentOverride(v)
 	return nil
+}
+
+// keyLines maps each key of mapping n to its line (nil for another node).
+func keyLines(n *yaml.Node) map[string]int {
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	out := make(map[string]int, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		out[n.Content[i].Value] = n.Content[i].Line
+	}
+	return out
 }

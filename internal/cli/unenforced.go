@@ -37,8 +37,6 @@ func (a *app) ignoredNotices() []ignoredNotice {
 			n.detail = "restricts and is not enforced; serve, run and chat refuse to start (" + s.Reason + "); name it in allow_unenforced to accept"
 		case s.Allowed:
 			n.detail = "restricts and is NOT enforced (accepted by allow_unenforced): " + s.Reason
-		case s.Unknown:
-			n.detail = "ignored: " + s.Reason
 		default:
 			n.detail = "ignored, restricts nothing: " + s.Reason
 		}
