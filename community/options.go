@@ -6,13 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
+	"reflect"
+	"slices"
 	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/antlerhq/antler/config"
 )
 
 // ProviderOptions are the config keys every web tool shares. The zero
@@ -52,26 +57,51 @@ type ProviderOptions struct {
 
 // DecodeOptions decodes a config entry's extra keys (config.ToolEntry's
 // Options) into dst, a pointer to FetchOptions, SearchOptions or
-// ImageSearchOptions. Decoding is strict: an unknown key or a value of the
-// wrong type is an error that names it.
+// ImageSearchOptions. Decoding is strict: each unknown key (with the
+// nearest known one) and each value of the wrong type is a *config.Error
+// whose Key is the option's key, without file or line, which
+// toolset.Registry.BuildTool fills in from the entry; several are joined
+// with errors.Join, in key order.
 func DecodeOptions(options map[string]any, dst any) error {
-	if len(options) == 0 {
-		return nil
-	}
-	raw, err := yaml.Marshal(options)
-	if err != nil {
-		return fmt.Errorf("encode options: %w", err)
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(raw))
-	dec.KnownFields(true)
-	if err := dec.Decode(dst); err != nil {
-		var te *yaml.TypeError
-		if errors.As(err, &te) {
-			return fmt.Errorf("invalid options: %s", strings.Join(te.Errors, "; "))
+	known := optionKeys(reflect.TypeOf(dst).Elem())
+	var errs []error
+	for _, k := range slices.Sorted(maps.Keys(options)) {
+		if !slices.Contains(known, k) {
+			errs = append(errs, &config.Error{Key: k, Msg: config.UnknownKeyMsg(k, known)})
+			continue
 		}
-		return fmt.Errorf("invalid options: %w", err)
+		// One key at a time, so that a type error names its key.
+		raw, err := yaml.Marshal(map[string]any{k: options[k]})
+		if err != nil {
+			errs = append(errs, &config.Error{Key: k, Msg: "cannot encode the value: " + err.Error(), Err: err})
+			continue
+		}
+		if err := yaml.NewDecoder(bytes.NewReader(raw)).Decode(dst); err != nil {
+			errs = append(errs, &config.Error{Key: k, Msg: config.TypeErrorMsg(err), Err: err})
+		}
 	}
-	return nil
+	return errors.Join(errs...)
+}
+
+// optionKeys returns the yaml keys of the options struct t, with those of
+// its ",inline" embedded structs.
+func optionKeys(t reflect.Type) []string {
+	var out []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		switch {
+		case name == "-" || !f.IsExported():
+		case strings.Contains(opts, "inline") && f.Type.Kind() == reflect.Struct:
+			out = append(out, optionKeys(f.Type)...)
+		case name != "":
+			out = append(out, name)
+		default:
+			out = append(out, strings.ToLower(f.Name))
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 func (o *ProviderOptions) logger() *slog.Logger {

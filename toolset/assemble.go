@@ -145,13 +145,34 @@ type Assembler struct {
 	// Logger receives warnings (duplicates, name mismatches, broken MCP);
 	// nil discards.
 	Logger *slog.Logger
+	// SkipBrokenTools leaves out a config tool whose factory fails (a
+	// misspelt option, say) instead of failing the assembly, for commands
+	// that need only some tools (tools list, tools call); BrokenTools
+	// returns what was left out. False (a run) fails the assembly.
+	SkipBrokenTools bool
 
 	mu sync.Mutex // guards the caches below
-	// configTools caches the resolved config tools of the last config.
-	configCfg   *config.Config
-	configTools []resolvedTool
+	// configTools caches the resolved config tools of the last config,
+	// configBroken the entries left out by SkipBrokenTools.
+	configCfg    *config.Config
+	configTools  []resolvedTool
+	configBroken []BrokenTool
 	// last caches the previous assembly, reused when nothing changed.
 	last *memo
+}
+
+// BrokenTool is a config tool that SkipBrokenTools left out.
+type BrokenTool struct {
+	Name string // the entry's name
+	Err  error  // the factory's error, a *config.Error with file and line
+}
+
+// BrokenTools returns the config tools left out of the last assembly
+// because their factory failed (only with SkipBrokenTools).
+func (a *Assembler) BrokenTools() []BrokenTool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.configBroken)
 }
 
 type resolvedTool struct {
@@ -290,6 +311,7 @@ func (a *Assembler) resolveConfigTools(ctx context.Context, cfg *config.Config) 
 	}
 	hostBash := cfg.IsHostBashAllowed()
 	out := make([]resolvedTool, 0, len(cfg.Tools))
+	var broken []BrokenTool
 	for _, entry := range cfg.Tools {
 		if !hostBash && (entry.Group == "bash" || entry.Use == bashUse || entry.Use == shortBashUse) {
 			// Gated tools are never built: a disabled bash must not fail
@@ -297,6 +319,10 @@ func (a *Assembler) resolveConfigTools(ctx context.Context, cfg *config.Config) 
 			continue
 		}
 		t, err := a.Registry.BuildTool(ctx, env, entry)
+		if err != nil && a.SkipBrokenTools && ctx.Err() == nil {
+			broken = append(broken, BrokenTool{Name: entry.Name, Err: err})
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -306,7 +332,7 @@ func (a *Assembler) resolveConfigTools(ctx context.Context, cfg *config.Config) 
 		}
 		out = append(out, resolvedTool{tool: t, group: entry.Group, use: entry.Use})
 	}
-	a.configCfg, a.configTools = cfg, out
+	a.configCfg, a.configTools, a.configBroken = cfg, out, broken
 	return out, nil
 }
 

@@ -23,7 +23,10 @@ func registerCommand(r *Registry) {
 func newCommandTool(_ context.Context, env *Env, entry config.ToolEntry) (*tool.Tool, error) {
 	o := entry.Options
 	opts := commandtool.Options{Name: entry.Name}
-	var err error
+	err := checkOptionKeys(o, "command", "description", "input_schema", "timeout", "env", "cwd", "max_output_bytes")
+	if err != nil {
+		return nil, err
+	}
 	if opts.Command, err = stringList(o["command"]); err != nil || len(opts.Command) == 0 {
 		return nil, fmt.Errorf("command: must be a non-empty list of strings, like [\"python3\", \"tool.py\"]")
 	}

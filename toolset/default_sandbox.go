@@ -16,6 +16,9 @@ func registerSandbox(r *Registry) {
 	sp := &sandboxProviders{byEnv: map[*Env]sandbox.Provider{}}
 	reg := func(build func(*sandbox.Tools, int) *tool.Tool, deerflow, short string) {
 		r.RegisterTool(func(_ context.Context, env *Env, entry config.ToolEntry) (*tool.Tool, error) {
+			if err := checkOptionKeys(entry.Options, "max_results"); err != nil {
+				return nil, err
+			}
 			p, err := sp.get(env)
 			if err != nil {
 				return nil, err

@@ -3,6 +3,7 @@ package toolset
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -97,6 +98,9 @@ func (r *Registry) BuildTool(ctx context.Context, env *Env, entry config.ToolEnt
 	}
 	t, err := f(ctx, env, entry)
 	if err != nil {
+		if placed := placeOptionErrors(envFile(env), entry, err); placed != nil {
+			return nil, placed
+		}
 		return nil, &config.Error{File: envFile(env), Line: entry.Line, Key: fmt.Sprintf("tools[%d]", entry.Index),
 			Msg: fmt.Sprintf("cannot build tool %q (%s): %v", entry.Name, entry.Use, err), Err: err}
 	}
@@ -187,4 +191,36 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// placeOptionErrors places the errors of a factory about single options
+// (a *config.Error with a Key and no File or Line, as
+// community.DecodeOptions returns them) at the key's line of the entry,
+// under the key path tools[i].KEY. It returns nil when err holds any
+// other error, which the caller reports for the whole entry.
+func placeOptionErrors(file string, entry config.ToolEntry, err error) error {
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else {
+		errs = []error{err}
+	}
+	placed := make([]error, 0, len(errs))
+	for _, e := range errs {
+		ce, ok := e.(*config.Error)
+		if !ok || ce.Key == "" || ce.File != "" || ce.Line != 0 {
+			return nil
+		}
+		top, _, _ := strings.Cut(ce.Key, ".")
+		line, ok := entry.KeyLines[top]
+		if !ok {
+			line = entry.Line
+		}
+		placed = append(placed, &config.Error{File: file, Line: line, Key: fmt.Sprintf("tools[%d].%s", entry.Index, ce.Key),
+			Msg: ce.Msg + fmt.Sprintf(" (options of tool %q)", entry.Name), Err: ce.Err})
+	}
+	if len(placed) == 1 {
+		return placed[0]
+	}
+	return errors.Join(placed...)
 }
