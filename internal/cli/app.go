@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -22,6 +23,8 @@ type app struct {
 	logger *slog.Logger
 	paths  config.Paths
 	cfg    *config.Config
+	// dotenv is what the .env beside config.yaml supplied (names only).
+	dotenv config.DotEnv
 	env    *toolset.Env
 	// assembler and services are built by wire.
 	assembler *toolset.Assembler
@@ -29,8 +32,11 @@ type app struct {
 	closers []func() error
 }
 
-// newApp loads the configuration named by the global flags and wires the
-// services. A configuration problem is a *config.Error (exit 2).
+// newApp loads the .env file beside config.yaml into the process
+// environment (variables already set win), then the configuration named by
+// the global flags, and wires the services. A configuration problem is a
+// *config.Error (exit 2). The config's warnings are logged, except for
+// doctor, which lists them (globals.listWarnings).
 func newApp(ctx context.Context, g *globals) (*app, error) {
 	logger, err := newLogger(g.opts.Stderr, g.logLevel)
 	if err != nil {
@@ -40,9 +46,25 @@ func newApp(ctx context.Context, g *globals) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
+	dotenv, err := config.ApplyDotEnv(filepath.Dir(paths.Config), os.LookupEnv, os.Setenv)
+	if err != nil {
+		return nil, err
+	}
+	if len(dotenv.Set) > 0 {
+		// The .env file may name the home or the extensions file.
+		if paths, err = config.ResolvePaths(paths.Config, g.extensions, g.home, g.opts.Getenv); err != nil {
+			return nil, err
+		}
+	}
 	cfg, err := loadConfig(paths.Config)
 	if err != nil {
 		return nil, err
+	}
+	cfg.Warnings = append(cfg.Warnings, cfg.UnknownModelKeys(paths.Config, toolset.ModelOptionKeys())...)
+	if !g.listWarnings {
+		for _, w := range cfg.Warnings {
+			logger.Warn(w)
+		}
 	}
 	if err := validateID("user", g.user); err != nil {
 		return nil, err
@@ -54,6 +76,7 @@ func newApp(ctx context.Context, g *globals) (*app, error) {
 		logger: logger,
 		paths:  paths,
 		cfg:    cfg,
+		dotenv: dotenv,
 	}
 	if err := a.wire(ctx); err != nil {
 		a.Close()
@@ -122,4 +145,53 @@ func (a *app) homeDir() string {
 		h = abs
 	}
 	return h
+}
+
+// checkModelFlag refuses a --model that names no models[] entry (exit 2),
+// listing the configured names, where the agent factory would fall back to
+// the default model as DeerFlow does. "" (no flag) is fine.
+func (a *app) checkModelFlag(name string) error {
+	if name == "" {
+		return nil
+	}
+	if _, ok := a.cfg.Model(name); ok {
+		return nil
+	}
+	names := make([]string, len(a.cfg.Models))
+	for i, m := range a.cfg.Models {
+		names[i] = m.Name
+	}
+	msg := fmt.Sprintf("--model: no model named %q in %s", name, a.paths.Config)
+	if near, ok := config.NearestKey(name, names); ok {
+		msg += fmt.Sprintf(" (did you mean %q?)", near)
+	}
+	if len(names) == 0 {
+		return usageErrorf("%s: models is empty", msg)
+	}
+	return usageErrorf("%s; configured: %s", msg, strings.Join(names, ", "))
+}
+
+// brokenTools warns about each config tool the assembler asm left out
+// because it does not build, and returns the error of the one named name
+// (nil if name is not among them), for `tools call` of that very tool.
+func (a *app) brokenTools(asm *toolset.Assembler, name string) error {
+	var named error
+	for _, b := range asm.BrokenTools() {
+		a.logger.Warn(fmt.Sprintf("tool %s left out: %s", b.Name, oneLine(b.Err)))
+		if b.Name == name {
+			named = b.Err
+		}
+	}
+	return named
+}
+
+// brokenToolsError joins the errors of the config tools the assembler asm
+// left out (nil if none), for tools list, which lists the others and then
+// exits 2.
+func (a *app) brokenToolsError(asm *toolset.Assembler) error {
+	var errs []error
+	for _, b := range asm.BrokenTools() {
+		errs = append(errs, fmt.Errorf("tool %s left out: %w", b.Name, b.Err))
+	}
+	return errors.Join(errs...)
 }

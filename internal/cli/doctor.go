@@ -46,14 +46,19 @@ DeerFlow section config.yaml sets that Antler does not implement gets a
 run and chat refuse to start until allow_unenforced names it), warn
 otherwise.
 
-Exits 1 when any check fails.`,
+Exits 2 when a check of the configuration fails (config, extensions, env,
+section, tools: the files as written), else 1 when any other check fails
+(a model, an MCP server, an ACP agent, skills).`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			checks := runDoctor(c.Context(), g, timeout)
-			failed := 0
+			failed, code := 0, 1
 			for _, ch := range checks {
 				if ch.Status == "fail" {
 					failed++
+					if configCheck(ch.Check) {
+						code = 2
+					}
 				}
 			}
 			if asJSON {
@@ -70,7 +75,7 @@ Exits 1 when any check fails.`,
 				tw.Flush()
 			}
 			if failed > 0 {
-				return &exitError{code: 1, err: fmt.Errorf("%d check(s) failed", failed)}
+				return &exitError{code: code, err: fmt.Errorf("%d check(s) failed", failed)}
 			}
 			return nil
 		},
@@ -80,12 +85,24 @@ Exits 1 when any check fails.`,
 	return c
 }
 
+// configCheck reports whether a failing check of kind is a problem of the
+// configuration files as written (exit 2) rather than of what they name
+// (exit 1).
+func configCheck(kind string) bool {
+	switch kind {
+	case "config", "extensions", "env", "section", "tools":
+		return true
+	}
+	return false
+}
+
 // runDoctor runs the checks of `antler doctor` in order (config and
 // extensions, tool assembly, models, MCP servers, ACP agents, skills) and
 // returns their lines. A config that does not load ends the run.
 func runDoctor(ctx context.Context, g *globals, timeout time.Duration) []check {
 	var r doctorReport
 	start := time.Now()
+	g.listWarnings = true
 	a, err := newApp(ctx, g)
 	if err != nil {
 		r.add("config", g.config, "fail", oneLine(err), start)
@@ -120,6 +137,7 @@ func (r *doctorReport) checkConfig(a *app, start time.Time) {
 	for _, w := range a.cfg.Warnings {
 		r.add("config", a.cfg.Path, "warn", w, start)
 	}
+	r.checkDotEnv(a, start)
 	for _, n := range a.ignoredNotices() {
 		r.add("section", n.name, n.status, n.where+": "+n.detail, start)
 	}
@@ -229,4 +247,26 @@ func (r *doctorReport) checkSkills(ctx context.Context, a *app, user string) {
 		detail += ": " + strings.Join(names, ", ")
 	}
 	r.add("skills", user, "ok", summary(detail, 120), start)
+}
+
+// checkDotEnv reports the .env file beside config.yaml: which variable
+// names it supplied and which it left to the environment, never a value.
+func (r *doctorReport) checkDotEnv(a *app, start time.Time) {
+	d := a.dotenv
+	if d.Path == "" {
+		r.add("env", "-", "ok", "no .env beside the config", start)
+		return
+	}
+	detail := "supplied " + namesOrNone(d.Set)
+	if len(d.Kept) > 0 {
+		detail += "; already set in the environment, kept: " + strings.Join(d.Kept, ", ")
+	}
+	r.add("env", d.Path, "ok", detail, start)
+}
+
+func namesOrNone(names []string) string {
+	if len(names) == 0 {
+		return "no variables"
+	}
+	return strings.Join(names, ", ")
 }

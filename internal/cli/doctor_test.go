@@ -44,6 +44,7 @@ acp_agents:
 	want := map[string]string{
 		"config/" + cfg:     "ok",
 		"extensions/-":      "ok",
+		"env/-":             "ok",
 		"authorization/-":   "ok",
 		"tools/assembly":    "ok",
 		"model/local":       "ok",
@@ -61,8 +62,8 @@ func TestDoctorBadConfigFails(t *testing.T) {
 	dir := t.TempDir()
 	cfg := writeFile(t, dir, "config.yaml", "tools:\n  - {name: x, group: g, use: nope:nope}\nsandbox: {use: deerflow.sandbox.local:LocalSandboxProvider}\n")
 	code, out, _ := runCLI(t, nil, "--config", cfg, "--home", dir, "doctor")
-	if code != 1 {
-		t.Fatalf("exit %d, want 1", code)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2 (a config check fails)", code)
 	}
 	if want := "fail  tools"; !strings.Contains(out, want) {
 		t.Errorf("output %q lacks %q", out, want)

@@ -74,6 +74,13 @@ type globals struct {
 	home       string
 	user       string
 	logLevel   string
+	// listWarnings is set by doctor, which lists the config's warnings
+	// itself instead of newApp logging them.
+	listWarnings bool
+	// skipBrokenTools is set by the tools commands, which need only some
+	// tools: a config tool that fails to build is left out and reported
+	// (toolset.Assembler.SkipBrokenTools) instead of failing the command.
+	skipBrokenTools bool
 }
 
 // exitError carries an exit code through cobra.

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/antlerhq/antler/agent"
+	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/model"
 	"github.com/antlerhq/antler/store"
 	"github.com/antlerhq/antler/tool"
@@ -79,8 +80,8 @@ such calls without asking. Ctrl-C cancels the run.`,
 			}
 			out, err := s.turn(ctx, text)
 			if err != nil {
-				if errors.As(err, new(*exitError)) {
-					return err // a usage error (--model the role may not use)
+				if errors.As(err, new(*exitError)) || errors.As(err, new(*config.Error)) {
+					return err // a usage error (--model the role may not use) or a config error: exit 2
 				}
 				return &exitError{code: 1, err: err}
 			}
@@ -128,6 +129,10 @@ func newSession(ctx context.Context, g *globals, f *runFlags) (*session, error) 
 		return nil, err
 	}
 	a.approveAll = f.approveAll
+	if err := a.checkModelFlag(f.model); err != nil {
+		a.Close()
+		return nil, err
+	}
 	if err := a.refuseUnenforced(); err != nil {
 		a.Close()
 		return nil, err

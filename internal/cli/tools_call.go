@@ -56,6 +56,7 @@ With --json, print {"content": [...blocks], "is_error", "artifact",
 			if err := validateID("thread", threadID); err != nil {
 				return err
 			}
+			g.skipBrokenTools = true
 			a, err := newApp(c.Context(), g)
 			if err != nil {
 				return err
@@ -64,6 +65,9 @@ With --json, print {"content": [...blocks], "is_error", "artifact",
 			ts, err := a.toolsForCall(c.Context(), &af, threadID, pos[0])
 			if err != nil {
 				return err
+			}
+			if err := a.brokenTools(a.assembler, pos[0]); err != nil {
+				return err // the very tool asked for does not build: exit 2
 			}
 			entry, ok := ts.Lookup(pos[0])
 			if !ok {

@@ -45,6 +45,7 @@ sets a tool_policy, "policy" (allow, ask or deny by the tool's labels) and
 table then has a POLICY column.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			g.skipBrokenTools = true
 			a, err := newApp(c.Context(), g)
 			if err != nil {
 				return err
@@ -56,10 +57,15 @@ table then has a POLICY column.`,
 				return err
 			}
 			if asJSON {
-				return writeToolsJSON(a, ts)
+				if err := writeToolsJSON(a, ts); err != nil {
+					return err
+				}
+			} else {
+				writeToolsTable(a, ts)
 			}
-			writeToolsTable(a, ts)
-			return nil
+			// The other tools are listed; the broken ones make it a
+			// config error (exit 2), since a run would not start.
+			return a.brokenToolsError(a.assembler)
 		},
 	}
 	af.register(c.Flags())

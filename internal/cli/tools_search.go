@@ -29,6 +29,7 @@ When deferral is off, the search runs over all MCP tools.
 With --json, print the array of function definitions tool_search returns.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			g.skipBrokenTools = true
 			a, err := newApp(c.Context(), g)
 			if err != nil {
 				return err
@@ -38,6 +39,7 @@ With --json, print the array of function definitions tool_search returns.`,
 			if err != nil {
 				return err
 			}
+			_ = a.brokenTools(a.assembler, "")
 			var mcp []*tool.Tool
 			for _, e := range ts.Entries {
 				if e.Source == toolset.SourceMCP {

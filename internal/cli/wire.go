@@ -210,6 +210,8 @@ func (a *app) newAssembler(mcp toolset.MCPSource) *toolset.Assembler {
 		MCP:      mcp,
 		ACP:      a.acp.Tool,
 		Logger:   a.logger,
+
+		SkipBrokenTools: a.g.skipBrokenTools,
 	}
 }
 
