@@ -94,6 +94,11 @@ type FactoryOptions struct {
 	// for keyword routing of deferred MCP tools (DeerFlow's tool_search.py and mcp_routing_middleware.py); nil
 	// means no routing.
 	MCPServers func() map[string]config.MCPServer
+	// Catalogs keeps the deferred-tool catalogues (tool_search's index),
+	// built once per distinct MCP tool list; pass the subagent executor
+	// the same cache so that tasks reuse the lead's. nil means a cache
+	// of the factory's own, of deferred.DefaultCatalogCacheSize.
+	Catalogs *deferred.CatalogCache
 	// MaxTurns and ToolConcurrency are passed to every agent (0: the
 	// defaults).
 	MaxTurns        int
@@ -141,6 +146,9 @@ func NewFactory(opts FactoryOptions) (*Factory, error) {
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Catalogs == nil {
+		opts.Catalogs = deferred.NewCatalogCache(deferred.CatalogCacheOptions{})
 	}
 	f := &Factory{opts: opts, logger: logger, loops: NewLoopDetector(opts.Config.LoopDetection, logger),
 		models: map[modelKey]model.ChatModel{}}
@@ -363,7 +371,7 @@ func (f *Factory) leadTools(ctx context.Context, req Request, spec *AgentSpec, m
 	if cfg.ToolSearch.Enabled && f.opts.MCPServers != nil {
 		servers = f.opts.MCPServers()
 	}
-	def, err := DeferMCP(ts.Entries, cfg.ToolSearch, servers)
+	def, err := DeferMCP(f.opts.Catalogs, ts.Entries, cfg.ToolSearch, servers)
 	if err != nil || def == nil {
 		return ts, nil, err
 	}

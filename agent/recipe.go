@@ -120,9 +120,10 @@ func (s ChainSpec) Build() Chain {
 
 // DeferMCP sets up deferred tools over the MCP entries of a tool list
 // when the config's tool_search section asks for it: nil when it is off
-// or when no MCP tool is deferred. servers routes tools by keyword (nil:
-// no routing).
-func DeferMCP(entries []toolset.Entry, cfg config.ToolSearch, servers map[string]config.MCPServer) (*deferred.Deferred, error) {
+// or when no MCP tool is deferred. The catalogue comes from catalogs,
+// which builds its index once per distinct tool list (nil: built every
+// time). servers routes tools by keyword (nil: no routing).
+func DeferMCP(catalogs *deferred.CatalogCache, entries []toolset.Entry, cfg config.ToolSearch, servers map[string]config.MCPServer) (*deferred.Deferred, error) {
 	if !cfg.Enabled {
 		return nil, nil
 	}
@@ -132,7 +133,7 @@ func DeferMCP(entries []toolset.Entry, cfg config.ToolSearch, servers map[string
 			mcp = append(mcp, e.Tool)
 		}
 	}
-	return deferred.SetupRouted(mcp, cfg, servers)
+	return catalogs.SetupRouted(mcp, cfg, servers)
 }
 
 // RuntimeContext holds the identity values every agent's tools read from

@@ -2,6 +2,7 @@ package deferred_test
 
 import (
 	"cmp"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -11,6 +12,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/deferred"
 	"github.com/antlerhq/antler/internal/searcheval"
 	"github.com/antlerhq/antler/tool"
@@ -117,4 +119,92 @@ func BenchmarkSearch10k(b *testing.B) {
 	}
 	report(lat, "µs")
 	report(cpuLat, "cpu-µs")
+}
+
+// BenchmarkCatalogBuildDistinct builds the catalogue of a synthetic list
+// in which no tool is a copy of another (searcheval.DistinctTools), at
+// 1,000 and 10,000 tools: with words drawn from a 20,000-word vocabulary
+// (vocab=20000), and with no word shared by two tools (vocab=none, the
+// worst case). It is the build that NewCatalog and every cache miss pay.
+func BenchmarkCatalogBuildDistinct(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		for _, vocab := range []int{20000, 0} {
+			tools := searcheval.DistinctTools(n, vocab)
+			name := fmt.Sprintf("tools=%d/vocab=%d", n, vocab)
+			if vocab == 0 {
+				name = fmt.Sprintf("tools=%d/vocab=none", n)
+			}
+			b.Run(name, func(b *testing.B) {
+				b.ReportAllocs()
+				cpu := cpuTime()
+				for b.Loop() {
+					deferred.NewCatalog(tools)
+				}
+				b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N)/1000, "cpu-ms/op")
+			})
+		}
+	}
+}
+
+// BenchmarkSetupPerRun is one run's deferred-tool setup (what
+// agent.DeferMCP does for the lead agent and for every subagent task)
+// over n MCP tools that the run receives as fresh labelled copies, as
+// package toolset hands them out. Uncached is today's path before the
+// cache: the index is built on every run. Cached takes it from a
+// CatalogCache that already holds it.
+func BenchmarkSetupPerRun(b *testing.B) {
+	cfg := config.ToolSearch{Enabled: true}
+	for _, n := range []int{1000, 10000} {
+		base := searcheval.DistinctTools(n, 20000)
+		runs := make([][]*tool.Tool, 8) // copies made before the timer, as Assemble makes them
+		for i := range runs {
+			runs[i] = runCopies(base)
+		}
+		b.Run(fmt.Sprintf("tools=%d/uncached", n), func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if _, err := deferred.SetupRouted(runs[i%len(runs)], cfg, nil); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+		b.Run(fmt.Sprintf("tools=%d/cached", n), func(b *testing.B) {
+			cc := deferred.NewCatalogCache(deferred.CatalogCacheOptions{})
+			if _, err := cc.SetupRouted(runCopies(base), cfg, nil); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if _, err := cc.SetupRouted(runs[i%len(runs)], cfg, nil); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
+
+// BenchmarkCatalogCacheLive reports the heap that a cached index of
+// 10,000 tools keeps live beyond the tools themselves (live-MB), for the
+// two vocabularies of BenchmarkCatalogBuildDistinct.
+func BenchmarkCatalogCacheLive(b *testing.B) {
+	for _, vocab := range []int{20000, 0} {
+		tools := searcheval.DistinctTools(10000, vocab)
+		b.Run(fmt.Sprintf("vocab=%d", vocab), func(b *testing.B) {
+			var before, after runtime.MemStats
+			for b.Loop() {
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				cc := deferred.NewCatalogCache(deferred.CatalogCacheOptions{})
+				cc.Catalog(tools)
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				runtime.KeepAlive(cc)
+			}
+			b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/1e6, "live-MB")
+		})
+	}
 }

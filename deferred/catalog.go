@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"unicode"
 
 	"github.com/antlerhq/antler/deferred/internal/search"
@@ -20,35 +21,95 @@ import (
 // limit is configured (DeerFlow's MAX_RESULTS).
 const DefaultMaxResults = 5
 
-// Catalog is the immutable, searchable set of a run's deferred tools. It
-// is built once per distinct tool list and is safe for concurrent use.
+// Catalog is the searchable set of one run's deferred tools. It is
+// immutable and safe for concurrent use. Its index ([catalogIndex])
+// depends only on the content of the tools, so runs whose tool lists have
+// the same content share one ([CatalogCache]); the tools a search returns
+// are the run's own.
 type Catalog struct {
-	tools  []*tool.Tool // catalogue order (the order given to NewCatalog)
-	byName map[string]int
+	idx   *catalogIndex
+	tools []*tool.Tool // this run's tools, catalogue order: document d is tools[d]
+}
+
+// catalogIndex is the part of a catalogue that depends only on the
+// content of its tool list: the names, the promotion hash, the search
+// index and the prompt section. It is immutable once built.
+type catalogIndex struct {
+	byName map[string]int // name → document
 	hash   string
-	ix     *search.Index // over tools: document d is tools[d]
+	ix     *search.Index // over docs: document d is docs[d]
+	prompt string        // the <available-deferred-tools> section
+	// src is the tool list the index was built from, as given (nil and
+	// duplicate tools included), and servers their Meta["mcp_server"];
+	// kept lists the positions in src of the documents, nil when every
+	// tool of src is a document. fp is the fingerprint of src.
+	src     []*tool.Tool
+	servers []string
+	kept    []int32
+	fp      uint64
+	// recent are the last two lists of other tool values found to match
+	// src (CatalogCache.lookup), kept so that a list handed out again
+	// compares by identity alone.
+	recent [2]atomic.Pointer[[]*tool.Tool]
 }
 
 // NewCatalog builds the catalogue of tools, in the given order. Nil
 // tools, tools without a name and later tools with an already-seen name
-// are left out. Building precomputes the search index, so a caller should
-// build one catalogue per tool list and share it between runs.
+// are left out. Building precomputes the search index (tens of
+// milliseconds for thousands of tools): a caller that builds catalogues
+// for many runs should take them from a [CatalogCache], which builds one
+// index per distinct tool list.
 func NewCatalog(tools []*tool.Tool) *Catalog {
-	c := &Catalog{byName: make(map[string]int, len(tools))}
-	for _, t := range tools {
-		if t == nil || t.Name == "" {
+	return buildCatalogIndex(tools, fingerprint(tools)).catalog(tools)
+}
+
+// buildCatalogIndex builds the index of the tool list src, whose
+// fingerprint is fp.
+func buildCatalogIndex(src []*tool.Tool, fp uint64) *catalogIndex {
+	x := &catalogIndex{byName: make(map[string]int, len(src)), src: slices.Clone(src),
+		servers: make([]string, len(src)), fp: fp}
+	docs := make([]*tool.Tool, 0, len(src))
+	kept := make([]int32, 0, len(src))
+	for i, t := range src {
+		if t == nil {
 			continue
 		}
-		if _, dup := c.byName[t.Name]; dup {
+		x.servers[i] = t.Meta[serverKey]
+		if t.Name == "" {
 			continue
 		}
-		c.byName[t.Name] = len(c.tools)
-		c.tools = append(c.tools, t)
+		if _, dup := x.byName[t.Name]; dup {
+			continue
+		}
+		x.byName[t.Name] = len(docs)
+		docs = append(docs, t)
+		kept = append(kept, int32(i))
+	}
+	if len(kept) < len(src) {
+		x.kept = kept
 	}
 	// The hash reads every schema byte and is independent of the index:
 	// it runs beside the build, on another core when there is one.
-	c.ix = search.Build(c.tools, func() { c.hash = catalogHash(c.tools) })
-	return c
+	x.ix = search.Build(docs, func() { x.hash = catalogHash(docs) })
+	names := make([]string, len(docs))
+	for d, t := range docs {
+		names[d] = t.Name
+	}
+	x.prompt = promptSection(names)
+	return x
+}
+
+// catalog returns the catalogue of run, a tool list whose content is that
+// of x.src ([catalogIndex.matches]): x's index over run's own tools.
+func (x *catalogIndex) catalog(run []*tool.Tool) *Catalog {
+	if x.kept == nil {
+		return &Catalog{idx: x, tools: slices.Clone(run)}
+	}
+	tools := make([]*tool.Tool, len(x.kept))
+	for d, i := range x.kept {
+		tools[d] = run[i]
+	}
+	return &Catalog{idx: x, tools: tools}
 }
 
 // catalogHash is the first 16 hex digits of the SHA-256 of the tools'
@@ -94,7 +155,7 @@ func parametersOf(t *tool.Tool) json.RawMessage {
 }
 
 // Hash returns the catalogue hash that scopes promotions: 16 hex digits.
-func (c *Catalog) Hash() string { return c.hash }
+func (c *Catalog) Hash() string { return c.idx.hash }
 
 // Len returns the number of tools in the catalogue.
 func (c *Catalog) Len() int { return len(c.tools) }
@@ -113,7 +174,7 @@ func (c *Catalog) Names() []string {
 
 // Has reports whether name is a deferred tool of this catalogue.
 func (c *Catalog) Has(name string) bool {
-	_, ok := c.byName[name]
+	_, ok := c.idx.byName[name]
 	return ok
 }
 
@@ -122,7 +183,7 @@ func (c *Catalog) Has(name string) bool {
 // nothing.
 func (c *Catalog) Promoted(st *thread.State) map[string]bool {
 	out := make(map[string]bool)
-	if st == nil || st.Promoted == nil || st.Promoted.CatalogHash != c.hash {
+	if st == nil || st.Promoted == nil || st.Promoted.CatalogHash != c.idx.hash {
 		return out
 	}
 	for _, n := range st.Promoted.Names {
@@ -139,7 +200,7 @@ func (c *Catalog) IsHidden(st *thread.State, name string) bool {
 	if !c.Has(name) {
 		return false
 	}
-	if st == nil || st.Promoted == nil || st.Promoted.CatalogHash != c.hash {
+	if st == nil || st.Promoted == nil || st.Promoted.CatalogHash != c.idx.hash {
 		return true
 	}
 	return !slices.Contains(st.Promoted.Names, name)
@@ -182,7 +243,7 @@ func (c *Catalog) Search(query string, limit int) []*tool.Tool {
 	case strings.HasPrefix(q, "+"):
 		return c.required(q[1:], limit)
 	}
-	return c.ix.Search(q, limit)
+	return c.toolsOf(c.idx.ix.SearchDocs(q, limit), limit)
 }
 
 // required implements "+kw rest".
@@ -203,7 +264,7 @@ func (c *Catalog) required(s string, limit int) []*tool.Tool {
 		}
 	}
 	if rest != "" {
-		c.ix.Rerank(rest, docs)
+		c.idx.ix.Rerank(rest, docs)
 	}
 	return c.toolsOf(docs, limit)
 }

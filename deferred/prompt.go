@@ -35,4 +35,4 @@ func promptSection(names []string) string {
 }
 
 // PromptSection returns the <available-deferred-tools> block of c.
-func (c *Catalog) PromptSection() string { return promptSection(c.Names()) }
+func (c *Catalog) PromptSection() string { return c.idx.prompt }

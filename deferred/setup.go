@@ -55,8 +55,9 @@ func (d *Deferred) ModelMiddlewares() []tool.ModelMiddleware {
 // none is deferrable (a nil tool or one without a name).
 //
 // Setup writes no state, so building a subagent's tools never resets the
-// parent's promotions; pass a Catalog built earlier for the same tool
-// list through [SetupCatalog] to skip rebuilding the index.
+// parent's promotions. It builds the catalogue's index every time:
+// [CatalogCache.SetupRouted] builds it once per distinct tool list, and
+// [SetupCatalog] takes a catalogue built earlier.
 func Setup(mcp []*tool.Tool, cfg config.ToolSearch) (*Deferred, error) {
 	if !cfg.Enabled || len(mcp) == 0 {
 		return nil, nil
@@ -70,8 +71,7 @@ func SetupRouted(mcp []*tool.Tool, cfg config.ToolSearch, servers map[string]con
 	if !cfg.Enabled || len(mcp) == 0 {
 		return nil, nil
 	}
-	c := NewCatalog(mcp)
-	return setup(c, cfg, newRouter(mcp, servers, cfg.AutoPromoteTopK, c))
+	return (*CatalogCache)(nil).SetupRouted(mcp, cfg, servers)
 }
 
 // SetupCatalog is Setup over an already-built catalogue.

@@ -73,7 +73,7 @@ func (c *Catalog) searchResult(query string, maxResults int) *tool.Result {
 	} else {
 		res = tool.Text(FunctionDefinitions(matched))
 	}
-	res.Update = &thread.Update{Promoted: &thread.Promoted{CatalogHash: c.hash, Names: names}}
+	res.Update = &thread.Update{Promoted: &thread.Promoted{CatalogHash: c.idx.hash, Names: names}}
 	return res
 }
 

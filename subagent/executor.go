@@ -16,6 +16,7 @@ import (
 	"github.com/antlerhq/antler/authz"
 	"github.com/antlerhq/antler/builtin"
 	"github.com/antlerhq/antler/config"
+	"github.com/antlerhq/antler/deferred"
 	"github.com/antlerhq/antler/model"
 	"github.com/antlerhq/antler/tool"
 	"github.com/antlerhq/antler/toolset"
@@ -76,6 +77,12 @@ type Options struct {
 	// for keyword routing of deferred MCP tools on the task's prompt; nil
 	// means no routing.
 	MCPServers func() map[string]config.MCPServer
+	// Catalogs keeps the deferred-tool catalogues (tool_search's index),
+	// built once per distinct MCP tool list and shared by every task;
+	// pass the lead-agent factory's cache to share its catalogues too.
+	// nil means a cache of the executor's own, of
+	// deferred.DefaultCatalogCacheSize.
+	Catalogs *deferred.CatalogCache
 	// Logger receives diagnostics; nil discards.
 	Logger *slog.Logger
 	// Authorizer removes the tools the parent's role (the runtime
@@ -132,6 +139,9 @@ func New(opts Options) (*Executor, error) {
 	}
 	opts.PollGrace = cmp.Or(opts.PollGrace, defaultPollGrace)
 	opts.CancelWait = cmp.Or(opts.CancelWait, defaultCancelWait)
+	if opts.Catalogs == nil {
+		opts.Catalogs = deferred.NewCatalogCache(deferred.CatalogCacheOptions{})
+	}
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)

@@ -182,7 +182,7 @@ func (x *Executor) tools(ctx context.Context, typ Type, req builtin.TaskRequest,
 	if x.cfg.ToolSearch.Enabled && x.opts.MCPServers != nil {
 		servers = x.opts.MCPServers()
 	}
-	def, err := agent.DeferMCP(entries, x.cfg.ToolSearch, servers)
+	def, err := agent.DeferMCP(x.opts.Catalogs, entries, x.cfg.ToolSearch, servers)
 	if err != nil {
 		return nil, nil, err
 	}

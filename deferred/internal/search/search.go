@@ -37,13 +37,26 @@ func Build(tools []*tool.Tool, beside func()) *Index {
 // and ties by relevance, as in DeerFlow's regex search; then the other
 // tools that share terms with the query, by BM25F relevance.
 func (ix *Index) Search(query string, limit int) []*tool.Tool {
+	docs := ix.SearchDocs(query, limit)
+	out := make([]*tool.Tool, len(docs))
+	for i, d := range docs {
+		out[i] = ix.tools[d]
+	}
+	return out
+}
+
+// SearchDocs is [Index.Search] returning document numbers (indexes into
+// the tools given to Build) instead of tools, for a caller that maps them
+// to tools of its own with the same content (package deferred shares one
+// index between runs whose tools are copies of each other).
+func (ix *Index) SearchDocs(query string, limit int) []int {
 	docs := ix.search(query, limit)
 	if limit > 0 && len(docs) > limit {
 		docs = docs[:limit]
 	}
-	out := make([]*tool.Tool, len(docs))
+	out := make([]int, len(docs))
 	for i, s := range docs {
-		out[i] = ix.tools[s.doc]
+		out[i] = int(s.doc)
 	}
 	return out
 }

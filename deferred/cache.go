@@ -1,0 +1,232 @@
+package deferred
+
+import (
+	"bytes"
+	"slices"
+	"strconv"
+	"sync"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/antlerhq/antler/config"
+	"github.com/antlerhq/antler/tool"
+)
+
+// DefaultCatalogCacheSize is how many distinct catalogues a
+// [CatalogCache] keeps when its options leave Size unset. A process sees
+// one catalogue per distinct MCP tool list a run may use (one per
+// authorization role or subagent tool allowlist that removes MCP tools),
+// and one more for a while after the extensions file changes. An index of
+// 10,000 tools keeps about 25 MB live (docs/benchmarks.md), so eight such
+// catalogues stay within a few hundred megabytes.
+const DefaultCatalogCacheSize = 8
+
+// serverKey is the Meta key of a tool's MCP server, which the search
+// index reads (mcptools.MetaServer).
+const serverKey = "mcp_server"
+
+// CatalogCacheOptions configure a [CatalogCache]. The zero value is
+// usable.
+type CatalogCacheOptions struct {
+	// Size is how many distinct catalogues are kept; when one more is
+	// built the least recently used is dropped. ≤ 0 means
+	// [DefaultCatalogCacheSize]. A lookup compares the fingerprint of
+	// each kept catalogue, so Size is meant to stay small (tens).
+	Size int
+	// OnBuild, if set, is called after each index the cache builds, with
+	// the number of tools in the list (for tests and metrics). It may be
+	// called from several goroutines at once.
+	OnBuild func(tools int)
+}
+
+// CatalogCache builds the catalogue index of each distinct tool list once
+// and shares it between every run, subagent task and thread that uses the
+// cache: a run whose MCP tools have the same content as an earlier run's
+// gets a [Catalog] over its own tools that reuses the earlier index
+// (search index, promotion hash, prompt section), at the cost of
+// comparing the two lists. Promotions stay in each thread's state; the
+// cache keeps no per-run state.
+//
+// Two lists have the same content when they hold, position by position,
+// tools with the same name, description, input schema bytes and
+// Meta["mcp_server"] — all the index reads. The lists' tools need not be
+// the same values: package toolset hands each run labelled copies. Runs
+// that ask for the same uncached list at once wait for one build.
+//
+// Create one with [NewCatalogCache] for the life of the process (or of
+// whatever owns the tool sources); it holds no goroutines or files and
+// needs no closing. A nil *CatalogCache builds every catalogue afresh.
+// It is safe for concurrent use.
+type CatalogCache struct {
+	size    int             // immutable after NewCatalogCache
+	onBuild func(tools int) // immutable after NewCatalogCache
+	flight  singleflight.Group
+
+	mu      sync.Mutex
+	entries []*catalogIndex // guarded by mu; most recently used first, at most size
+}
+
+// NewCatalogCache returns an empty cache.
+func NewCatalogCache(o CatalogCacheOptions) *CatalogCache {
+	if o.Size <= 0 {
+		o.Size = DefaultCatalogCacheSize
+	}
+	return &CatalogCache{size: o.Size, onBuild: o.OnBuild}
+}
+
+// Len returns how many catalogues the cache holds.
+func (cc *CatalogCache) Len() int {
+	if cc == nil {
+		return 0
+	}
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	return len(cc.entries)
+}
+
+// Catalog returns the catalogue of tools, as [NewCatalog] builds it,
+// reusing the index of an earlier list with the same content. The result
+// searches and returns the given tools.
+func (cc *CatalogCache) Catalog(tools []*tool.Tool) *Catalog {
+	if cc == nil {
+		return NewCatalog(tools)
+	}
+	fp := fingerprint(tools)
+	if x := cc.lookup(fp, tools); x != nil {
+		return x.catalog(tools)
+	}
+	v, _, _ := cc.flight.Do(strconv.FormatUint(fp, 16), func() (any, error) {
+		// A build that finished between the lookup and Do has added
+		// its index already.
+		if x := cc.lookup(fp, tools); x != nil {
+			return x, nil
+		}
+		return cc.build(fp, tools), nil
+	})
+	x := v.(*catalogIndex)
+	if !x.matches(tools) {
+		// Another list with the same fingerprint was being built: build
+		// this one too.
+		x = cc.build(fp, tools)
+	}
+	return x.catalog(tools)
+}
+
+// SetupRouted is the package's [SetupRouted] with the catalogue taken
+// from cc.
+func (cc *CatalogCache) SetupRouted(mcp []*tool.Tool, cfg config.ToolSearch, servers map[string]config.MCPServer) (*Deferred, error) {
+	if !cfg.Enabled || len(mcp) == 0 {
+		return nil, nil
+	}
+	c := cc.Catalog(mcp)
+	return setup(c, cfg, newRouter(mcp, servers, cfg.AutoPromoteTopK, c))
+}
+
+// build builds the index of tools and keeps it, dropping the least
+// recently used index beyond the cache's size.
+func (cc *CatalogCache) build(fp uint64, tools []*tool.Tool) *catalogIndex {
+	x := buildCatalogIndex(tools, fp)
+	cc.mu.Lock()
+	cc.entries = slices.Insert(cc.entries, 0, x)
+	if len(cc.entries) > cc.size {
+		clear(cc.entries[cc.size:])
+		cc.entries = cc.entries[:cc.size]
+	}
+	cc.mu.Unlock()
+	if cc.onBuild != nil {
+		cc.onBuild(len(tools))
+	}
+	return x
+}
+
+// lookup returns the kept index whose list has the content of tools, and
+// marks it most recently used; nil when there is none. The lists are
+// compared outside the lock.
+func (cc *CatalogCache) lookup(fp uint64, tools []*tool.Tool) *catalogIndex {
+	cc.mu.Lock()
+	var cands []*catalogIndex
+	for _, x := range cc.entries {
+		if x.fp == fp && len(x.src) == len(tools) {
+			cands = append(cands, x)
+		}
+	}
+	cc.mu.Unlock()
+	for _, x := range cands {
+		if !x.matchesRecent(tools) {
+			if !x.matches(tools) {
+				continue
+			}
+			x.remember(tools)
+		}
+		cc.mu.Lock()
+		if i := slices.Index(cc.entries, x); i > 0 {
+			copy(cc.entries[1:i+1], cc.entries[:i])
+			cc.entries[0] = x
+		}
+		cc.mu.Unlock()
+		return x
+	}
+	return nil
+}
+
+// matchesRecent reports whether tools holds, position by position, the
+// same tool values as a list that matched x lately: the lists that
+// toolset's assembly cache hands out again while nothing changed, which
+// compare without reading a field.
+func (x *catalogIndex) matchesRecent(tools []*tool.Tool) bool {
+	for i := range x.recent {
+		if r := x.recent[i].Load(); r != nil && slices.Equal(*r, tools) {
+			return true
+		}
+	}
+	return false
+}
+
+// remember records tools, which matched x, as its most recent list.
+func (x *catalogIndex) remember(tools []*tool.Tool) {
+	l := slices.Clone(tools)
+	x.recent[1].Store(x.recent[0].Load())
+	x.recent[0].Store(&l)
+}
+
+// matches reports whether tools has the content of x.src: position by
+// position, both nil or the same name, description, schema bytes and
+// server. Tools copied from the same values share their strings and
+// schema bytes, which compare without reading them.
+func (x *catalogIndex) matches(tools []*tool.Tool) bool {
+	if len(tools) != len(x.src) {
+		return false
+	}
+	for i, t := range tools {
+		s := x.src[i]
+		if t == s {
+			continue
+		}
+		if t == nil || s == nil || t.Name != s.Name || t.Description != s.Description ||
+			!bytes.Equal(t.InputSchema, s.InputSchema) || t.Meta[serverKey] != x.servers[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// fingerprint is a cheap digest of a tool list's shape: its length and
+// each tool's name, description and schema lengths (FNV-1a over the
+// numbers). Lists with the same content have the same fingerprint; lists
+// with the same fingerprint are compared in full ([catalogIndex.matches]).
+func fingerprint(tools []*tool.Tool) uint64 {
+	const prime = 0x100000001b3
+	h := uint64(0xcbf29ce484222325)
+	mix := func(v int) { h = (h ^ uint64(v)) * prime }
+	mix(len(tools))
+	for _, t := range tools {
+		if t == nil {
+			mix(-1)
+			continue
+		}
+		mix(len(t.Name))
+		mix(len(t.Description))
+		mix(len(t.InputSchema))
+	}
+	return h
+}
