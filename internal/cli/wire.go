@@ -13,6 +13,7 @@ import (
 	"github.com/antlerhq/antler/builtin"
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/customagent"
+	"github.com/antlerhq/antler/deferred"
 	"github.com/antlerhq/antler/guardrails"
 	"github.com/antlerhq/antler/mcptools"
 	"github.com/antlerhq/antler/model"
@@ -40,6 +41,9 @@ type services struct {
 	store      store.Store      // opened on first use by openStore
 	policy     *skills.Policy
 	subagents  *subagent.Executor
+	// catalogs keeps tool_search's catalogues, one index per distinct
+	// MCP tool list, for the lead agent and subagents alike.
+	catalogs *deferred.CatalogCache
 	// toolPolicy decides tool calls before they run (nil: every call
 	// runs); approveAll makes its asks allow (run --approve-all).
 	toolPolicy toolpolicy.Decider
@@ -179,6 +183,7 @@ func (a *app) wireSubagents() error {
 	// then joins the built-ins of the lead's assembler. Each assembler
 	// gets its own copy of the built-ins and never sees them change.
 	mcp := mcpSourceWithProgress{a.mcp, a.mcpProgress}
+	a.catalogs = deferred.NewCatalogCache(deferred.CatalogCacheOptions{})
 	var err error
 	a.subagents, err = subagent.New(subagent.Options{
 		Assembler:        a.newAssembler(mcp),
@@ -187,6 +192,7 @@ func (a *app) wireSubagents() error {
 		ToolMiddlewares:  a.toolMiddlewares(),
 		ModelMiddlewares: a.modelMiddlewares(),
 		MCPServers:       a.mcpServers,
+		Catalogs:         a.catalogs,
 		Logger:           a.logger,
 		Authorizer:       a.authz,
 	})

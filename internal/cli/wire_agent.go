@@ -62,6 +62,7 @@ func (a *app) factoryOptions(st store.Store) agent.FactoryOptions {
 		ToolMiddlewares:  a.toolMiddlewares(),
 		ModelMiddlewares: a.modelMiddlewares(),
 		MCPServers:       a.mcpServers,
+		Catalogs:         a.catalogs,
 		Logger:           a.logger,
 		Authorizer:       a.authz,
 	}
