@@ -191,3 +191,13 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 	}
 	return out
 }
+
+// MCPServerKeys returns, sorted, the keys an mcpServers entry may have
+// (the json tags of the entry's types).
+func MCPServerKeys() []string {
+	var out []string
+	for k := range jsonFields(reflect.TypeFor[mcpServerFile]()) {
+		out = append(out, k)
+	}
+	return sortedUnique(out)
+}

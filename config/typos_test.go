@@ -1,6 +1,7 @@
 package config
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -206,5 +207,17 @@ func TestNearestKey(t *testing.T) {
 	}
 	if _, ok := NearestKey("x", nil); ok {
 		t.Error("NearestKey with no known keys reported a match")
+	}
+}
+
+func TestMCPServerKeys_fromTheEntryTypes(t *testing.T) {
+	keys := MCPServerKeys()
+	for _, want := range []string{"command", "oauth", "routing", "session_init_timeout", "tool_call_timeout", "transport", "tools"} {
+		if _, ok := slices.BinarySearch(keys, want); !ok {
+			t.Errorf("MCPServerKeys() = %v, missing %q", keys, want)
+		}
+	}
+	if slices.Contains(keys, "tool_call_timout") || !slices.IsSorted(keys) {
+		t.Errorf("MCPServerKeys() = %v", keys)
 	}
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -17,12 +18,14 @@ import (
 // PUT accepts it back for a key that already has a secret.
 const masked = "***"
 
-// knownServerKeys are the documented keys of an mcpServers entry; any
-// other key whose name looks secret is masked like env values.
-var knownServerKeys = map[string]bool{"enabled": true, "type": true, "transport": true, "command": true,
-	"args": true, "env": true, "cwd": true, "url": true, "headers": true, "oauth": true, "description": true,
-	"routing": true, "tools": true, "tool_name_prefix": true, "tool_call_timeout": true,
-	"session_init_timeout": true, "task_toolsets": true, "disabled_tools": true}
+// knownServerKey reports whether k is a key of an mcpServers entry that
+// Antler reads; any other key (which a file written by hand may hold, and
+// which the config parser refuses) is masked like env values when its
+// name looks secret.
+func knownServerKey(k string) bool {
+	_, ok := slices.BinarySearch(config.MCPServerKeys(), k)
+	return ok
+}
 
 var secretKeyRE = regexp.MustCompile(`(?i)(secret|token|password|passwd|api[_-]?key|credential|authorization|private[_-]?key)`)
 
@@ -82,7 +85,7 @@ func maskServer(srv map[string]json.RawMessage) map[string]any {
 		}
 	}
 	for k, v := range out {
-		if !knownServerKeys[k] && secretKeyRE.MatchString(k) && v != nil {
+		if !knownServerKey(k) && secretKeyRE.MatchString(k) && v != nil {
 			out[k] = masked
 		}
 	}
@@ -202,7 +205,7 @@ func mergeServer(srv, old map[string]json.RawMessage) error {
 		srv["oauth"], _ = json.Marshal(o)
 	}
 	for k, v := range srv {
-		if knownServerKeys[k] || !secretKeyRE.MatchString(k) {
+		if knownServerKey(k) || !secretKeyRE.MatchString(k) {
 			continue
 		}
 		o, has := old[k]
@@ -317,6 +320,10 @@ func (s *Server) putMCPConfig(w http.ResponseWriter, r *http.Request, _ *princip
 	}
 	top["mcpServers"], _ = json.Marshal(body.MCPServers)
 	if err := s.writeExtensions(top); err != nil {
+		if errors.As(err, new(*config.Error)) { // what the body sets does not load
+			writeError(w, http.StatusBadRequest, "%s", err.Error())
+			return
+		}
 		s.internal(w, "cannot write the extensions config: "+err.Error(), err)
 		return
 	}
@@ -359,6 +366,10 @@ func (s *Server) patchMCPConfig(w http.ResponseWriter, r *http.Request, _ *princ
 	}
 	top["mcpServers"], _ = json.Marshal(servers)
 	if err := s.writeExtensions(top); err != nil {
+		if errors.As(err, new(*config.Error)) { // what the body sets does not load
+			writeError(w, http.StatusBadRequest, "%s", err.Error())
+			return
+		}
 		s.internal(w, "cannot write the extensions config: "+err.Error(), err)
 		return
 	}

@@ -81,6 +81,15 @@ func TestMCPConfigSecrets(t *testing.T) {
 		t.Errorf("masked remote = %v", rem)
 	}
 
+	// A key Antler does not read (api_key here, which GET still masks) is
+	// refused when the file is written, with its line and key.
+	var refused struct{ Detail string }
+	e.json("PUT", "/api/mcp/config", "", map[string]any{"mcp_servers": got.MCPServers}, 400, &refused)
+	if !strings.Contains(refused.Detail, `mcpServers.remote.api_key: unknown key "api_key"`) {
+		t.Errorf("PUT with an unknown key: %q", refused.Detail)
+	}
+	delete(rem, "api_key")
+
 	// The UI sends the masked config back with one change.
 	gh["description"] = "GitHub (edited)"
 	e.json("PUT", "/api/mcp/config", "", map[string]any{"mcp_servers": got.MCPServers}, 200, nil)
@@ -90,7 +99,7 @@ func TestMCPConfigSecrets(t *testing.T) {
 		t.Errorf("stored env after PUT (-want +got):\n%s", diff)
 	}
 	r := server(ext, "remote")
-	if r["headers"].(map[string]any)["Authorization"] != "Bearer header-secret" || r["api_key"] != "extra-secret" ||
+	if r["headers"].(map[string]any)["Authorization"] != "Bearer header-secret" ||
 		r["oauth"].(map[string]any)["client_secret"] != "oauth-secret" {
 		t.Errorf("stored remote after PUT = %v", r)
 	}
