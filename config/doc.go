@@ -4,12 +4,13 @@
 // [Load] (or the pure [Parse]) reads config.yaml strictly: every error is an
 // [*Error] carrying the file, line and key path (for example
 // "config.yaml:12: models[0].api_key: environment variable OPENAI_KEY is not
-// set"). Sections Antler implements (models, tools, tool_search, sandbox,
-// skills, subagents, acp_agents, ...) reject unknown keys, except that extra
-// keys in models[] and tools[] entries are kept as provider options. Top-level
-// sections that only DeerFlow implements (memory, summarization, ...)
-// are accepted and listed in [Config.Ignored], so DeerFlow's own
-// config.example.yaml loads unchanged.
+// set"). Every key Antler does not read is an error naming the nearest
+// known key ([UnknownKeyMsg]), at the top level too, except that extra keys
+// in models[], tools[] and tool_groups[] entries are kept as provider
+// options (tool factories check theirs; [Config.UnknownModelKeys] warns
+// about model keys no provider reads). Top-level sections that only
+// DeerFlow implements (memory, tracing, ...) are accepted and listed in
+// [Config.Ignored], so DeerFlow's own config.example.yaml loads unchanged.
 //
 // A string value that starts with "$" names an environment variable. In
 // config.yaml a missing variable is a load error; in extensions_config.json it
@@ -17,10 +18,12 @@
 // enabled MCP server, where it is an error for that server only
 // ([MCPServer.Err]).
 //
-// [LoadExtensions] reads extensions_config.json. Because another process (the
+// [LoadExtensions] reads extensions_config.json, as strictly: an unknown
+// key anywhere in it is an error at its line. Because another process (the
 // gateway) may rewrite that file at any time, [ExtensionsCache] re-checks its
 // [Signature] (mtime, size and SHA-256) on every Get and re-parses only when
 // the signature changed. [WriteFileAtomic] is the one way Antler writes these
-// files. [ResolvePaths] implements the --config/--extensions/--home lookup
-// order of the CLI contract.
+// files. [ApplyDotEnv] loads the .env file beside config.yaml into the
+// environment, existing variables winning. [ResolvePaths] implements the
+// --config/--extensions/--home lookup order of the CLI contract.
 package config
