@@ -30,8 +30,9 @@ const serverKey = "mcp_server"
 type CatalogCacheOptions struct {
 	// Size is how many distinct catalogues are kept; when one more is
 	// built the least recently used is dropped. ≤ 0 means
-	// [DefaultCatalogCacheSize]. A lookup compares the fingerprint of
-	// each kept catalogue, so Size is meant to stay small (tens).
+	// [DefaultCatalogCacheSize]. A lookup compares the list with each
+	// kept list of the same length, so Size is meant to stay small
+	// (tens).
 	Size int
 	// OnBuild, if set, is called after each index the cache builds, with
 	// the number of tools in the list (for tests and metrics). It may be
@@ -91,25 +92,43 @@ func (cc *CatalogCache) Catalog(tools []*tool.Tool) *Catalog {
 	if cc == nil {
 		return NewCatalog(tools)
 	}
-	fp := fingerprint(tools)
-	if x := cc.lookup(fp, tools); x != nil {
-		return x.catalog(tools)
+	if x, fresh := cc.lookup(tools); x != nil {
+		c := x.catalog(tools)
+		if fresh {
+			x.remember(c)
+		}
+		return c
 	}
-	v, _, _ := cc.flight.Do(strconv.FormatUint(fp, 16), func() (any, error) {
+	v, _, _ := cc.flight.Do(flightKey(tools), func() (any, error) {
 		// A build that finished between the lookup and Do has added
 		// its index already.
-		if x := cc.lookup(fp, tools); x != nil {
+		if x, _ := cc.lookup(tools); x != nil {
 			return x, nil
 		}
-		return cc.build(fp, tools), nil
+		return cc.build(tools), nil
 	})
 	x := v.(*catalogIndex)
 	if !x.matches(tools) {
-		// Another list with the same fingerprint was being built: build
+		// Another list with the same flight key was being built: build
 		// this one too.
-		x = cc.build(fp, tools)
+		x = cc.build(tools)
 	}
 	return x.catalog(tools)
+}
+
+// flightKey is the key under which concurrent builds of tools wait for
+// one another: the list's length and its first and last names. Lists
+// that differ elsewhere share a key at worst, and the waiter builds its
+// own after the first build.
+func flightKey(tools []*tool.Tool) string {
+	first, last := "", ""
+	if len(tools) > 0 && tools[0] != nil {
+		first = tools[0].Name
+	}
+	if len(tools) > 0 && tools[len(tools)-1] != nil {
+		last = tools[len(tools)-1].Name
+	}
+	return strconv.Itoa(len(tools)) + "\x00" + first + "\x00" + last
 }
 
 // SetupRouted is the package's [SetupRouted] with the catalogue taken
@@ -124,8 +143,8 @@ func (cc *CatalogCache) SetupRouted(mcp []*tool.Tool, cfg config.ToolSearch, ser
 
 // build builds the index of tools and keeps it, dropping the least
 // recently used index beyond the cache's size.
-func (cc *CatalogCache) build(fp uint64, tools []*tool.Tool) *catalogIndex {
-	x := buildCatalogIndex(tools, fp)
+func (cc *CatalogCache) build(tools []*tool.Tool) *catalogIndex {
+	x := buildCatalogIndex(tools)
 	cc.mu.Lock()
 	cc.entries = slices.Insert(cc.entries, 0, x)
 	if len(cc.entries) > cc.size {
@@ -140,23 +159,22 @@ func (cc *CatalogCache) build(fp uint64, tools []*tool.Tool) *catalogIndex {
 }
 
 // lookup returns the kept index whose list has the content of tools, and
-// marks it most recently used; nil when there is none. The lists are
-// compared outside the lock.
-func (cc *CatalogCache) lookup(fp uint64, tools []*tool.Tool) *catalogIndex {
+// marks it most recently used; nil when there is none. fresh is true when
+// tools holds other tool values than the index's recent lists. The lists
+// are compared outside the lock.
+func (cc *CatalogCache) lookup(tools []*tool.Tool) (x *catalogIndex, fresh bool) {
 	cc.mu.Lock()
 	var cands []*catalogIndex
 	for _, x := range cc.entries {
-		if x.fp == fp && len(x.src) == len(tools) {
+		if len(x.src) == len(tools) {
 			cands = append(cands, x)
 		}
 	}
 	cc.mu.Unlock()
 	for _, x := range cands {
-		if !x.matchesRecent(tools) {
-			if !x.matches(tools) {
-				continue
-			}
-			x.remember(tools)
+		recent := x.matchesRecent(tools)
+		if !recent && !x.matches(tools) {
+			continue
 		}
 		cc.mu.Lock()
 		if i := slices.Index(cc.entries, x); i > 0 {
@@ -164,69 +182,65 @@ func (cc *CatalogCache) lookup(fp uint64, tools []*tool.Tool) *catalogIndex {
 			cc.entries[0] = x
 		}
 		cc.mu.Unlock()
-		return x
+		return x, !recent
 	}
-	return nil
+	return nil, false
 }
 
 // matchesRecent reports whether tools holds, position by position, the
-// same tool values as a list that matched x lately: the lists that
+// same tool values as a catalogue that matched x lately: the lists that
 // toolset's assembly cache hands out again while nothing changed, which
 // compare without reading a field.
 func (x *catalogIndex) matchesRecent(tools []*tool.Tool) bool {
 	for i := range x.recent {
-		if r := x.recent[i].Load(); r != nil && slices.Equal(*r, tools) {
+		if r := x.recent[i].Load(); r != nil && slices.Equal(r.src, tools) {
 			return true
 		}
 	}
 	return false
 }
 
-// remember records tools, which matched x, as its most recent list.
-func (x *catalogIndex) remember(tools []*tool.Tool) {
-	l := slices.Clone(tools)
+// remember records c, a catalogue of x over other tool values than its
+// recent ones, as its most recent.
+func (x *catalogIndex) remember(c *Catalog) {
+	if x.kept != nil {
+		return // c holds only the kept tools: not the list to compare
+	}
 	x.recent[1].Store(x.recent[0].Load())
-	x.recent[0].Store(&l)
+	x.recent[0].Store(&recentList{src: c.tools})
+}
+
+// recentList is a list of tools that matched an index (a catalogue's
+// own copy, never changed).
+type recentList struct{ src []*tool.Tool }
+
+// toolContent is what the index reads of a tool.
+type toolContent struct {
+	present            bool // the tool was not nil
+	name, desc, server string
+	schema             []byte
 }
 
 // matches reports whether tools has the content of x.src: position by
 // position, both nil or the same name, description, schema bytes and
-// server. Tools copied from the same values share their strings and
-// schema bytes, which compare without reading them.
+// server (Meta["mcp_server"]). Tools copied from the same values share
+// their strings and schema bytes, which compare without reading them.
 func (x *catalogIndex) matches(tools []*tool.Tool) bool {
 	if len(tools) != len(x.src) {
 		return false
 	}
 	for i, t := range tools {
-		s := x.src[i]
-		if t == s {
+		s := &x.src[i]
+		if t == nil {
+			if s.present {
+				return false
+			}
 			continue
 		}
-		if t == nil || s == nil || t.Name != s.Name || t.Description != s.Description ||
-			!bytes.Equal(t.InputSchema, s.InputSchema) || t.Meta[serverKey] != x.servers[i] {
+		if !s.present || t.Name != s.name || t.Description != s.desc ||
+			!bytes.Equal(t.InputSchema, s.schema) || t.Meta[serverKey] != s.server {
 			return false
 		}
 	}
 	return true
-}
-
-// fingerprint is a cheap digest of a tool list's shape: its length and
-// each tool's name, description and schema lengths (FNV-1a over the
-// numbers). Lists with the same content have the same fingerprint; lists
-// with the same fingerprint are compared in full ([catalogIndex.matches]).
-func fingerprint(tools []*tool.Tool) uint64 {
-	const prime = 0x100000001b3
-	h := uint64(0xcbf29ce484222325)
-	mix := func(v int) { h = (h ^ uint64(v)) * prime }
-	mix(len(tools))
-	for _, t := range tools {
-		if t == nil {
-			mix(-1)
-			continue
-		}
-		mix(len(t.Name))
-		mix(len(t.Description))
-		mix(len(t.InputSchema))
-	}
-	return h
 }

@@ -39,18 +39,15 @@ type catalogIndex struct {
 	hash   string
 	ix     *search.Index // over docs: document d is docs[d]
 	prompt string        // the <available-deferred-tools> section
-	// src is the tool list the index was built from, as given (nil and
-	// duplicate tools included), and servers their Meta["mcp_server"];
-	// kept lists the positions in src of the documents, nil when every
-	// tool of src is a document. fp is the fingerprint of src.
-	src     []*tool.Tool
-	servers []string
-	kept    []int32
-	fp      uint64
+	// src is the content of the tool list the index was built from, as
+	// given (nil and duplicate tools included); kept lists the positions
+	// in src of the documents, nil when every tool of src is a document.
+	src  []toolContent
+	kept []int32
 	// recent are the last two lists of other tool values found to match
 	// src (CatalogCache.lookup), kept so that a list handed out again
 	// compares by identity alone.
-	recent [2]atomic.Pointer[[]*tool.Tool]
+	recent [2]atomic.Pointer[recentList]
 }
 
 // NewCatalog builds the catalogue of tools, in the given order. Nil
@@ -60,21 +57,19 @@ type catalogIndex struct {
 // for many runs should take them from a [CatalogCache], which builds one
 // index per distinct tool list.
 func NewCatalog(tools []*tool.Tool) *Catalog {
-	return buildCatalogIndex(tools, fingerprint(tools)).catalog(tools)
+	return buildCatalogIndex(tools).catalog(tools)
 }
 
-// buildCatalogIndex builds the index of the tool list src, whose
-// fingerprint is fp.
-func buildCatalogIndex(src []*tool.Tool, fp uint64) *catalogIndex {
-	x := &catalogIndex{byName: make(map[string]int, len(src)), src: slices.Clone(src),
-		servers: make([]string, len(src)), fp: fp}
+// buildCatalogIndex builds the index of the tool list src.
+func buildCatalogIndex(src []*tool.Tool) *catalogIndex {
+	x := &catalogIndex{byName: make(map[string]int, len(src)), src: make([]toolContent, len(src))}
 	docs := make([]*tool.Tool, 0, len(src))
 	kept := make([]int32, 0, len(src))
 	for i, t := range src {
 		if t == nil {
 			continue
 		}
-		x.servers[i] = t.Meta[serverKey]
+		x.src[i] = toolContent{present: true, name: t.Name, desc: t.Description, schema: t.InputSchema, server: t.Meta[serverKey]}
 		if t.Name == "" {
 			continue
 		}
