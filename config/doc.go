@@ -20,9 +20,10 @@
 //
 // [LoadExtensions] reads extensions_config.json, as strictly: an unknown
 // key anywhere in it is an error at its line. Because another process (the
-// gateway) may rewrite that file at any time, [ExtensionsCache] re-checks its
-// [Signature] (mtime, size and SHA-256) on every Get and re-parses only when
-// the signature changed. [WriteFileAtomic] is the one way Antler writes these
+// gateway) may rewrite that file at any time, [ExtensionsCache] stats it on
+// every Get, re-checks its [Signature] (mtime, size and SHA-256) only when
+// the stat changed or the file was written just before its last read, and
+// re-parses only when the signature changed. [WriteFileAtomic] is the one way Antler writes these
 // files. [ApplyDotEnv] loads the .env file beside config.yaml into the
 // environment, existing variables winning. [ResolvePaths] implements the
 // --config/--extensions/--home lookup order of the CLI contract.
