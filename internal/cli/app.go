@@ -38,7 +38,7 @@ type app struct {
 // *config.Error (exit 2). The config's warnings are logged, except for
 // doctor, which lists them (globals.listWarnings).
 func newApp(ctx context.Context, g *globals) (*app, error) {
-	logger, err := newLogger(g.opts.Stderr, g.logLevel)
+	logger, err := newLogger(g.opts.Stderr, g.logLevel, g.logFormat, g.server, g.opts.Getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -116,14 +116,6 @@ func (a *app) Close() error {
 }
 
 func (a *app) onClose(f func() error) { a.closers = append(a.closers, f) }
-
-func newLogger(w io.Writer, level string) (*slog.Logger, error) {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return nil, usageErrorf("--log-level: %q is not one of debug, info, warn, error", level)
-	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
-}
 
 // validateID checks a user or thread id given on the command line.
 func validateID(what, id string) error {

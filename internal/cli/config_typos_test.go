@@ -149,13 +149,16 @@ func TestModelFlag_namingNoModelExits2(t *testing.T) {
 	dir := t.TempDir()
 	// models: default, then gpt-5.
 	cfg := writeFile(t, dir, "config.yaml", strings.Replace(cliConfig, "tools:\n", "  - name: gpt-5\n    use: langchain_openai:ChatOpenAI\n    model: gpt-5\ntools:\n", 1))
-	code, _, errOut := runCLI(t, nil, "--config", cfg, "--home", dir, "run", "--model", "gpt5", "hi")
 	want := `--model: no model named "gpt5" in ` + cfg + ` (did you mean "gpt-5"?); configured: default, gpt-5`
-	if code != 2 || !strings.Contains(errOut, want) {
-		t.Errorf("exit %d, want 2 with %s; stderr %s", code, want, errOut)
-	}
-	if strings.Contains(errOut, "fallback") || strings.Contains(errOut, "level=WARN") {
-		t.Errorf("stderr still logs the fallback: %s", errOut)
+	for _, cmd := range [][]string{{"run", "--model", "gpt5", "hi"}, {"chat", "--model", "gpt5"},
+		{"tools", "list", "--model", "gpt5"}, {"tools", "call", "echo", "--model", "gpt5"}} {
+		code, _, errOut := runCLI(t, nil, append([]string{"--config", cfg, "--home", dir}, cmd...)...)
+		if code != 2 || !strings.Contains(errOut, want) {
+			t.Errorf("%v: exit %d, want 2 with %s; stderr %s", cmd, code, want, errOut)
+		}
+		if strings.Contains(errOut, "fallback") || strings.Contains(errOut, "level=WARN") {
+			t.Errorf("%v: stderr still logs the fallback: %s", cmd, errOut)
+		}
 	}
 }
 

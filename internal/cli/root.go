@@ -74,6 +74,10 @@ type globals struct {
 	home       string
 	user       string
 	logLevel   string
+	// logFormat is --log-format: auto, text or json (newLogger).
+	logFormat string
+	// server is set by serve, whose log is for machines: auto means text.
+	server bool
 	// listWarnings is set by doctor, which lists the config's warnings
 	// itself instead of newApp logging them.
 	listWarnings bool
@@ -153,6 +157,7 @@ func newRoot(opts *Options) *cobra.Command {
 	f.StringVar(&g.home, "home", "", "data directory for users, threads, agents and skills (env ANTLER_HOME; default ./.antler)")
 	f.StringVar(&g.user, "user", "default", "user id")
 	f.StringVar(&g.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
+	f.StringVar(&g.logFormat, "log-format", logFormatAuto, "log format: auto (plain warnings on a terminal, else text), text or json (slog lines)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &exitError{code: 2, err: err} })
 
 	// One line per command; each lives in its own file.

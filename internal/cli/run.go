@@ -31,6 +31,9 @@ type runFlags struct {
 	subagents bool
 	noMCP     bool
 	asJSON    bool
+	// verbose shows the whole text of a failed tool call, not only its
+	// first line.
+	verbose bool
 	// approveAll runs the calls the tool policy asks about (run only).
 	approveAll bool
 }
@@ -44,6 +47,7 @@ func (f *runFlags) register(c *cobra.Command) {
 	fs.BoolVar(&f.subagents, "subagents", false, "let the agent delegate with the task tool")
 	fs.BoolVar(&f.noMCP, "no-mcp", false, "leave out MCP tools")
 	fs.BoolVar(&f.asJSON, "json", false, "print the event stream, one JSON event per line")
+	fs.BoolVar(&f.verbose, "verbose", false, "show the whole error of a failed tool call, not only its first line")
 }
 
 func newRunCmd(g *globals) *cobra.Command {
@@ -112,6 +116,10 @@ type session struct {
 	leases   *runLeases
 	threadID string
 	status   *statusLine
+	paint    *painter
+	// running names the tool calls still running when the last turn
+	// ended (a cancelled turn: what Ctrl-C stopped).
+	running []string
 	// lastClarification holds the options of a pending clarification, so
 	// that chat can take "2" for the second option.
 	lastOptions []string
@@ -148,7 +156,7 @@ func newSession(ctx context.Context, g *globals, f *runFlags) (*session, error) 
 		return nil, err
 	}
 	return &session{app: a, flags: f, factory: fac, store: st, leases: leases, threadID: threadID,
-		status: newStatusLine(g.opts.Stderr, g.opts.Getenv)}, nil
+		status: newStatusLine(g.opts.Stderr, g.opts.Getenv), paint: newPainter(g.opts.Stderr, g.opts.Getenv)}, nil
 }
 
 func (s *session) close() { s.app.Close() }
@@ -161,14 +169,12 @@ func (s *session) turn(ctx context.Context, text string) (*agent.Outcome, error)
 		return nil, err
 	}
 	defer release()
-	lead, err := s.factory.Build(ctx, agent.Request{ThreadID: s.threadID, UserID: s.app.g.user, UserRole: s.app.userRole(), RunID: runID,
-		AgentName: s.flags.agentName, ModelName: s.flags.model, IsBootstrap: s.flags.bootstrap,
-		SubagentEnabled: s.flags.subagents, NoMCP: s.flags.noMCP})
+	lead, err := s.factory.Build(ctx, s.request(runID))
 	if err != nil {
 		return nil, modelDenied(err)
 	}
 	r := &renderer{w: s.app.stdout, errw: s.app.stderr, asJSON: s.flags.asJSON, status: s.status,
-		tools: newToolLine(s.status, time.Now)}
+		tools: newToolLine(s.status, time.Now), verbose: s.flags.verbose, paint: s.paint}
 	if s.flags.asJSON {
 		r.enc = json.NewEncoder(s.app.stdout)
 	}
@@ -179,10 +185,14 @@ func (s *session) turn(ctx context.Context, text string) (*agent.Outcome, error)
 	s.status.clear()
 	r.finish()
 	s.lastOptions = r.options
+	s.running = r.tools.names()
 	if err != nil {
 		var pe *model.ProviderError
 		if errors.As(err, &pe) {
 			return out, err // already names the model entry and what to set
+		}
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return out, err // cancelled: not the model's failure
 		}
 		return out, fmt.Errorf("model %q: %w", lead.ModelName, err)
 	}
@@ -205,6 +215,9 @@ type renderer struct {
 	// serialises events and its ticks (renderer.tick).
 	tools *toolLine
 	mu    sync.Mutex
+	// verbose prints a failed call's whole text (failureText).
+	verbose bool
+	paint   *painter
 }
 
 func (r *renderer) event(ev agent.Event) {
@@ -235,11 +248,7 @@ func (r *renderer) event(ev agent.Event) {
 		fmt.Fprintf(r.errw, "→ %s %s\n", ev.Name, summary(string(ev.Arguments), 80))
 		r.tools.start(ev)
 	case agent.EventToolEnd:
-		mark := "✓"
-		if ev.IsError {
-			mark = "✗"
-		}
-		fmt.Fprintf(r.errw, "%s %s (%s)\n", mark, ev.Name, time.Duration(ev.DurationMS*float64(time.Millisecond)).Round(time.Millisecond))
+		fmt.Fprintln(r.errw, toolEndLine(ev, r.verbose, r.paint))
 		r.status.show("thinking…")
 		r.tools.end(ev)
 	case tool.ProgressEvent, agent.EventTaskRunning:

@@ -46,6 +46,7 @@ their streams end.`,
 		RunE: func(c *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			g.server = true // the log is for machines: slog lines (--log-format)
 			return serve(ctx, g, addr)
 		},
 	}

@@ -190,3 +190,52 @@ func taskStep(data any) (tool.Progress, bool) {
 	}
 	return tool.Progress{Message: "subagent working"}, true
 }
+
+// toolFailureMaxRunes bounds the reason shown after a failed call's ✗
+// line (without --verbose).
+const toolFailureMaxRunes = 200
+
+// toolEndLine is the line of an ended call: "✓ name (1.2s)", or for a
+// failure "✗ name (0s): " and the first line of what the model was told
+// (without its "Error: " prefix), or with verbose all of it, its further
+// lines indented.
+func toolEndLine(ev agent.Event, verbose bool, p *painter) string {
+	d := time.Duration(ev.DurationMS * float64(time.Millisecond)).Round(time.Millisecond)
+	if !ev.IsError {
+		return fmt.Sprintf("%s %s (%s)", p.green("✓"), ev.Name, d)
+	}
+	line := fmt.Sprintf("%s %s (%s)", p.red("✗"), ev.Name, d)
+	if ev.Message == nil {
+		return line
+	}
+	text := strings.TrimSpace(ev.Message.Content)
+	text = strings.TrimSpace(strings.TrimPrefix(text, "Error:"))
+	if text == "" {
+		return line
+	}
+	if verbose {
+		return line + ": " + strings.ReplaceAll(text, "\n", "\n  ")
+	}
+	first, rest, _ := strings.Cut(text, "\n")
+	first = strings.TrimSpace(first)
+	if r := []rune(first); len(r) > toolFailureMaxRunes {
+		first = string(r[:toolFailureMaxRunes-1]) + "…"
+	} else if strings.TrimSpace(rest) != "" {
+		first += " …"
+	}
+	return line + ": " + first
+}
+
+// names returns the names of the calls still running, in start order.
+func (l *toolLine) names() []string {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]string, 0, len(l.calls))
+	for _, c := range l.calls {
+		out = append(out, c.name)
+	}
+	return out
+}

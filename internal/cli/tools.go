@@ -68,12 +68,7 @@ func (f *assemblyFlags) options() toolset.Options {
 }
 
 // assemble builds, with asm, the tool list a run with these flags would
-// bind.
+// bind (toolsWith has already refused a --model that names no model).
 func (a *app) assemble(ctx context.Context, asm *toolset.Assembler, f *assemblyFlags) (*toolset.Toolset, error) {
-	if f.model != "" {
-		if _, ok := a.cfg.Model(f.model); !ok {
-			a.logger.Warn("unknown model; using the first configured model", "model", f.model)
-		}
-	}
 	return asm.Assemble(ctx, f.options())
 }

@@ -174,6 +174,9 @@ func (a *app) toolsFor(ctx context.Context, f *assemblyFlags, threadID string) (
 
 // toolsWith is toolsFor with the assembler asm.
 func (a *app) toolsWith(ctx context.Context, asm *toolset.Assembler, f *assemblyFlags, threadID string) (*toolset.Toolset, error) {
+	if err := a.checkModelFlag(f.model); err != nil {
+		return nil, err
+	}
 	if len(a.cfg.Models) == 0 {
 		ts, err := a.assemble(ctx, asm, f)
 		if err == nil { // the factory's filter, without a factory

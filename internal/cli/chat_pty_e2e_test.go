@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/antlerhq/antler/model"
+	"github.com/antlerhq/antler/model/modeltest"
+)
+
+// userTexts are the user messages of a request, in order.
+func userTexts(req *model.Request) []string {
+	var out []string
+	for _, m := range req.Messages {
+		if m.Role == model.RoleUser {
+			out = append(out, m.Content)
+		}
+	}
+	return out
+}
+
+// antler chat on a terminal: Ctrl-C during a slow answer and during a slow
+// tool call cancels the turn and returns to the prompt, the next line is
+// answered on the same thread, arrow-up recalls the last line, the
+// history file is private, and Ctrl-D ends the chat with exit 0.
+func TestE2EChat_ctrlCCancelsTheTurnOnATerminal(t *testing.T) {
+	var third *model.Request
+	srv := modeltest.NewServer(t,
+		modeltest.Turn{Text: strings.Repeat("streaming ", 200), ChunkDelay: 50 * time.Millisecond},
+		modeltest.Turn{ToolCalls: []model.ToolCall{toolCall("c1", "slow", `{}`)}},
+		modeltest.Turn{Func: func(req *model.Request) modeltest.Turn {
+			third = req
+			return modeltest.Turn{Text: "answered the third"}
+		}},
+		modeltest.Turn{Func: echoLast})
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "config.yaml", `models:
+  - name: test
+    use: langchain_openai:ChatOpenAI
+    model: scripted
+    api_key: modeltest
+    base_url: `+srv.URL+`
+tools:
+  - {name: slow, group: exec, use: "antler:command", command: ["sleep", "60"]}
+`)
+	state := filepath.Join(dir, "state")
+	cmd := antlerCmd(t, "--config", cfg, "--home", filepath.Join(dir, "home"), "chat", "--thread", "t1")
+	cmd.Env = append(cmd.Env, "TERM=xterm", "XDG_STATE_HOME="+state)
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	out := &ptyOutput{}
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		_, _ = io.Copy(out, tty)
+	}()
+
+	out.expect(t, "> ", 1)
+	io.WriteString(tty, "first\r")
+	out.expect(t, "streaming streaming", 1)
+	io.WriteString(tty, "\x03")
+	out.expect(t, "(turn cancelled: the model was answering)", 1)
+	out.expect(t, "> ", 2)
+
+	io.WriteString(tty, "second\r")
+	out.expect(t, "→ slow", 1)
+	io.WriteString(tty, "\x03")
+	out.expect(t, "(turn cancelled: slow was running)", 1)
+	out.expect(t, "> ", 3)
+
+	io.WriteString(tty, "third\r")
+	out.expect(t, "answered the third", 1)
+	out.expect(t, "> ", 4)
+	if third == nil {
+		t.Fatal("the model was not asked the third time")
+	}
+	// The cancelled turns' lines are on the thread the third goes on with.
+	if got := userTexts(third); len(got) != 3 || got[0] != "first" || got[1] != "second" || !strings.Contains(got[2], "third") {
+		t.Errorf("the third turn is not on the same thread as the cancelled ones: user messages %q", got)
+	}
+
+	io.WriteString(tty, "\x1b[A") // arrow up: the last line again
+	io.WriteString(tty, "\r")
+	out.expect(t, "saw: ", 1)
+	if last := modeltest.LastMessage(srv.LastRequest()).Content; !strings.Contains(last, "third") {
+		t.Errorf("arrow-up sent %q, want the last line (third)", last)
+	}
+	out.expect(t, "> ", 5)
+
+	io.WriteString(tty, "\x04") // Ctrl-D ends the chat
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("chat: %v\n%s", err, out.String())
+	}
+	tty.Close()
+	<-copied
+	if strings.Contains(out.String(), "error:") || strings.Contains(out.String(), "context canceled") {
+		t.Errorf("a cancelled turn reported an error:\n%s", out.String())
+	}
+
+	hist := filepath.Join(state, "antler", "chat_history")
+	fi, err := os.Stat(hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("history file mode %v, want 0600", fi.Mode().Perm())
+	}
+	if data, _ := os.ReadFile(hist); string(data) != "first\nsecond\nthird\n" {
+		t.Errorf("history file %q", data)
+	}
+}
