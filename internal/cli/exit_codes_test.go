@@ -97,6 +97,21 @@ func exitTable(f exitFixture) map[string][]exitCase {
 			exitCase{"bad --thread", ok("run", "--thread", "a/b", "hi"), 2}),
 		"chat": append(cfgErrs("chat"),
 			exitCase{"--model names no model", ok("chat", "--model", "nope"), 2}),
+		// The mcp commands read only the extensions file; the editing
+		// ones succeed in mcp_cmd_test.go (they would change this
+		// fixture's files).
+		"mcp list": {{"bad flag", []string{"mcp", "list", "--no-such-flag"}, 2},
+			{"typo in extensions_config.json", []string{"--config", f.brokenExt, "mcp", "list"}, 2},
+			{"no extensions file", []string{"--config", f.dir + "/none/config.yaml", "mcp", "list"}, 2}},
+		"mcp get": {{"no name", ok("mcp", "get"), 2},
+			{"typo in extensions_config.json", []string{"--config", f.brokenExt, "mcp", "get", "x"}, 2}},
+		"mcp add": {{"no command", ok("mcp", "add", "a"), 2},
+			{"bad transport", ok("mcp", "add", "-t", "ws", "a", "u"), 2}},
+		"mcp remove":  {{"no such server", []string{"--config", f.brokenExt, "mcp", "remove", "x"}, 2}},
+		"mcp enable":  {{"no such server", []string{"--config", f.brokenExt, "mcp", "enable", "x"}, 2}},
+		"mcp disable": {{"no such server", []string{"--config", f.brokenExt, "mcp", "disable", "x"}, 2}},
+		"completion": {{"ok", []string{"completion", "bash"}, 0}, {"unknown shell", []string{"completion", "tcsh"}, 2},
+			{"no shell", []string{"completion"}, 2}},
 		"serve": append(cfgErrs("serve", "--addr", "127.0.0.1:0"),
 			exitCase{"address in use", ok("serve", "--addr", f.busyAddr), 1}),
 	}

@@ -115,7 +115,7 @@ func Main(ctx context.Context, args []string, o Options) int {
 		return 0
 	}
 	code := exitCode(err)
-	fmt.Fprintln(opts.Stderr, "antler: "+oneLine(err))
+	fmt.Fprintln(opts.Stderr, "antler: "+errorLine(err))
 	return code
 }
 
@@ -168,6 +168,8 @@ func newRoot(opts *Options) *cobra.Command {
 		newRunCmd(g),
 		newChatCmd(g),
 		newServeCmd(g),
+		newMCPCmd(g),
+		newCompletionCmd(),
 	)
 	return root
 }

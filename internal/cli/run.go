@@ -54,7 +54,7 @@ func newRunCmd(g *globals) *cobra.Command {
 	var f runFlags
 	var af answerFlags
 	c := &cobra.Command{
-		Use:   "run [flags] PROMPT",
+		Use:   "run [flags] [PROMPT]",
 		Short: "Run one agent turn and stream its answer",
 		Long: `Run one agent turn on a thread: the answer streams to stdout, tool calls
 are shown on stderr as they start and end. With --json, stdout carries one
@@ -65,9 +65,21 @@ A run stopped by ask_clarification resumes with the next run on the same
 --thread. A run stopped because the tool policy asks before a call exits 3
 and names the call; answer it with --thread and --approve,
 --approve-for-thread or --reject REASON (no prompt). --approve-all runs
-such calls without asking. Ctrl-C cancels the run.`,
+such calls without asking. Ctrl-C cancels the run.
+
+Without a PROMPT, the prompt is read from stdin when stdin is not a
+terminal: echo "summarise README.md" | antler run`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 && !af.answering(c) {
+				p, err := stdinPrompt(c.InOrStdin())
+				if err != nil {
+					return err
+				}
+				if p != "" {
+					args = []string{p}
+				}
+			}
 			text, err := af.text(c, f.thread, args)
 			if err != nil {
 				return err

@@ -46,7 +46,7 @@ func (f *answerFlags) text(c *cobra.Command, thread string, args []string) (stri
 	case answers == 1 && (len(args) > 0 || thread == ""):
 		return "", usageErrorf("--approve, --approve-for-thread and --reject answer the call a thread waits for: give --thread and no prompt")
 	case answers == 0 && len(args) == 0:
-		return "", usageErrorf("run needs a PROMPT (or --approve, --approve-for-thread or --reject with --thread)")
+		return "", usageErrorf("run needs a PROMPT: antler run \"question\", or pipe it: echo question | antler run (or answer a waiting call: --thread with --approve, --approve-for-thread or --reject)")
 	case f.approve:
 		return agent.AnswerApprove, nil
 	case f.approveThread:

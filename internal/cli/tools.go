@@ -14,7 +14,7 @@ func newToolsCmd(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "tools",
 		Short: "List, search and call the tools an agent would bind",
-		Args:  cobra.NoArgs,
+		Args:  groupArgs,
 		RunE:  func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
 	c.AddCommand(newToolsListCmd(g), newToolsCallCmd(g), newToolsSearchCmd(g))

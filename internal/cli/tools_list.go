@@ -2,9 +2,7 @@ package cli
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -31,6 +29,7 @@ func newToolsListCmd(g *globals) *cobra.Command {
 	var (
 		af     assemblyFlags
 		asJSON bool
+		wf     widthFlag
 	)
 	c := &cobra.Command{
 		Use:   "list",
@@ -42,7 +41,8 @@ With --json, print an array of {"name", "source": "config|builtin|mcp|acp",
 "group", "deferred", "description", "input_schema"}, and, when the config
 sets a tool_policy, "policy" (allow, ask or deny by the tool's labels) and
 "policy_varies" (command or agent rules decide some calls otherwise); the
-table then has a POLICY column.`,
+table then has a POLICY column. The table fits --width columns (default:
+the terminal's width, else $COLUMNS, else 80) by cutting descriptions.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			g.skipBrokenTools = true
@@ -60,8 +60,8 @@ table then has a POLICY column.`,
 				if err := writeToolsJSON(a, ts); err != nil {
 					return err
 				}
-			} else {
-				writeToolsTable(a, ts)
+			} else if err := writeToolsTable(a, ts, wf.width(a.stdout, g.opts.Getenv)); err != nil {
+				return err
 			}
 			// The other tools are listed; the broken ones make it a
 			// config error (exit 2), since a run would not start.
@@ -70,6 +70,7 @@ table then has a POLICY column.`,
 	}
 	af.register(c.Flags())
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
+	wf.register(c.Flags())
 	return c
 }
 
@@ -92,27 +93,32 @@ func writeToolsJSON(a *app, ts *toolset.Toolset) error {
 	return enc.Encode(out)
 }
 
-func writeToolsTable(a *app, ts *toolset.Toolset) {
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+// writeToolsTable writes the tools as a table fitted to width: the
+// DESCRIPTION column (each tool's first line) is cut with "…".
+func writeToolsTable(a *app, ts *toolset.Toolset, width int) error {
 	policy := listPolicy(a)
+	t := &table{header: []string{"NAME", "SOURCE", "GROUP", "DEFERRED"}}
 	if policy != nil {
-		fmt.Fprintln(tw, "NAME\tSOURCE\tGROUP\tDEFERRED\tPOLICY\tDESCRIPTION")
-	} else {
-		fmt.Fprintln(tw, "NAME\tSOURCE\tGROUP\tDEFERRED\tDESCRIPTION")
+		t.header = append(t.header, "POLICY")
 	}
+	t.header = append(t.header, "DESCRIPTION")
+	t.flex = len(t.header) - 1
 	for _, e := range ts.Entries {
 		deferred := "-"
 		if e.Deferred {
 			deferred = "yes"
 		}
+		row := []string{e.Tool.Name, string(e.Source), e.Group, deferred}
 		if policy != nil {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Tool.Name, e.Source, e.Group, deferred, policyCell(policy, e), summary(e.Tool.Description, 60))
-			continue
+			row = append(row, policyCell(policy, e))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.Tool.Name, e.Source, e.Group, deferred, summary(e.Tool.Description, 60))
+		t.add(append(row, summary(e.Tool.Description, maxSummary))...)
 	}
-	tw.Flush()
+	return t.write(a.stdout, width)
 }
+
+// maxSummary bounds a description's first line in a table, however wide.
+const maxSummary = 200
 
 // summary returns the first line of s, cut to n runes.
 func summary(s string, n int) string {

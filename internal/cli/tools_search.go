@@ -50,6 +50,17 @@ With --json, print the array of function definitions tool_search returns.`,
 				limit = a.cfg.ToolSearch.MaxResults
 			}
 			query := strings.Join(args, " ")
+			if len(mcp) == 0 {
+				// Nothing can match: say why rather than "no match".
+				why := "No MCP tools to search: " + a.noMCPReason(&af)
+				if asJSON {
+					fmt.Fprintln(a.stderr, why)
+					_, err := fmt.Fprintln(a.stdout, "[]")
+					return err
+				}
+				_, err := fmt.Fprintln(a.stdout, why)
+				return err
+			}
 			found := deferred.NewCatalog(mcp).Search(query, limit)
 			if asJSON {
 				defs := json.RawMessage(deferred.FunctionDefinitions(found))
@@ -74,4 +85,36 @@ With --json, print the array of function definitions tool_search returns.`,
 	c.Flags().BoolVar(&asJSON, "json", false, "machine-readable output")
 	c.Flags().IntVar(&limit, "limit", 0, "maximum ranked results (default tool_search.max_results)")
 	return c
+}
+
+// noMCPReason says why a tool list has no MCP tool: --no-mcp, no
+// extensions file, no server, every server disabled, or every server
+// failed (each with its reason).
+func (a *app) noMCPReason(af *assemblyFlags) string {
+	if af.noMCP {
+		return "--no-mcp leaves them out"
+	}
+	if a.paths.Extensions == "" {
+		return "no extensions_config.json beside " + a.paths.Config + " (add a server with antler mcp add, or pass --extensions)"
+	}
+	ext, _, err := a.extensionsSource().Get()
+	if ext == nil {
+		return fmt.Sprintf("%s does not load: %v", a.paths.Extensions, err)
+	}
+	if len(ext.MCPServers) == 0 {
+		return a.paths.Extensions + " has no mcpServers (add one with antler mcp add)"
+	}
+	if len(ext.EnabledServers()) == 0 {
+		return "every server in " + a.paths.Extensions + " is disabled (antler mcp enable NAME)"
+	}
+	var failed []string
+	for _, st := range a.mcp.Status() {
+		if st.Err != nil {
+			failed = append(failed, st.Name+": "+firstLine(st.Err.Error()))
+		}
+	}
+	if len(failed) > 0 {
+		return "no MCP server connected (" + strings.Join(failed, "; ") + "); antler mcp list shows each server's state"
+	}
+	return "the enabled MCP servers list no tools (antler mcp list)"
 }
