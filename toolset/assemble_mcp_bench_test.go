@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -96,6 +97,9 @@ func managerAssembler(b *testing.B) *toolset.Assembler {
 	if err := os.WriteFile(path, []byte(ext.String()), 0o600); err != nil {
 		b.Fatal(err)
 	}
+	// The extensions cache re-reads a file written less than 2 s before
+	// its read (config's settleTime); a real file is older than that.
+	time.Sleep(2100 * time.Millisecond)
 	dial := func(ctx context.Context, s config.MCPServer) (mcp.Transport, error) {
 		srv, ok := servers[s.Name]
 		if !ok {
