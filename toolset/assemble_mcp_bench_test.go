@@ -84,7 +84,9 @@ func managerAssembler(b *testing.B) *toolset.Assembler {
 		for i := range 100 {
 			srv.AddTool(&mcp.Tool{Name: fmt.Sprintf("tool%d", i), Description: fmt.Sprintf("Tool %d of %s.", i, name),
 				InputSchema: map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string"}}}},
-				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return &mcp.CallToolResult{}, nil
+				})
 		}
 		servers[name] = srv
 		if s > 0 {
