@@ -17,8 +17,9 @@ import (
 // one catalogue per distinct MCP tool list a run may use (one per
 // authorization role or subagent tool allowlist that removes MCP tools),
 // and one more for a while after the extensions file changes. An index of
-// 10,000 tools keeps about 25 MB live (docs/benchmarks.md), so eight such
-// catalogues stay within a few hundred megabytes.
+// 10,000 tools keeps about 20 MB live (docs/benchmarks.md; 157 MB for a
+// synthetic catalogue in which no two tools share a word), so eight such
+// catalogues stay near 150 MB.
 const DefaultCatalogCacheSize = 8
 
 // serverKey is the Meta key of a tool's MCP server, which the search
