@@ -26,4 +26,7 @@
 // deferred/internal/search (BM25F over stemmed words with lexicon
 // synonyms, WordNet derivations, CC-CEDICT glosses and CJK bigrams, after
 // DeerFlow's regex matches), whose index a catalogue builds once.
+// [CatalogCache] keeps the indexes of recent tool lists, so that runs,
+// subagent tasks and threads with the same MCP tools share one build;
+// [CatalogCache.SetupRouted] is SetupRouted through it.
 package deferred
