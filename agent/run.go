@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/antlerhq/antler/model"
@@ -99,6 +98,9 @@ type runState struct {
 	titleJob *titleJob
 	// summaryFailed is set once a summary could not be written.
 	summaryFailed bool
+	// req is the request's messages of the last step (see
+	// requestMessages).
+	req requestBuffer
 }
 
 func (a *Agent) run(ctx context.Context, in Input, emit func(Event, error)) (*Outcome, error) {
@@ -331,21 +333,9 @@ func (r *runState) callModel(ctx context.Context, call *tool.ModelCall) (*model.
 // the answer to the state.
 func (r *runState) modelStep(ctx context.Context, h tool.ModelHandler) (model.Message, error) {
 	o := &r.a.opts
-	msgs := make([]model.Message, 0, len(r.state.Messages)+2)
-	system := o.SystemPrompt
-	if r.state.SummaryText != "" {
-		// The thread's summary goes to the model as hidden context data.
-		system = strings.TrimPrefix(system+"\n\n"+durableAuthority, "\n\n")
-	}
-	if system != "" {
-		msgs = append(msgs, model.SystemText(system))
-	}
-	if r.state.SummaryText != "" {
-		msgs = append(msgs, summaryContext(r.state.SummaryText))
-	}
-	msgs = append(msgs, r.state.Messages...)
+	msgs := r.requestMessages()
 	req := &model.Request{Messages: msgs, Tools: r.a.defs, MaxTokens: o.MaxTokens, Temperature: o.Temperature, Thinking: o.Thinking}
-	call := &tool.ModelCall{Request: req, State: r.state, ThreadID: r.in.ThreadID, UserID: r.in.UserID,
+	call := &tool.ModelCall{Request: req, State: r.state.View(), ThreadID: r.in.ThreadID, UserID: r.in.UserID,
 		AgentName: r.in.AgentName, RunID: r.in.RunID, Context: r.in.Context, Logger: r.logger,
 		Emit: func(event string, data any) { r.emit(Event{Type: EventType(event), Data: data}, nil) }}
 	resp, err := h(ctx, call)

@@ -19,6 +19,8 @@ import (
 type callResult struct {
 	res *tool.Result
 	msg model.Message
+	// fresh: msg's id was generated for it, so no message has it yet.
+	fresh bool
 }
 
 // toolStep runs the tool calls of msg concurrently (bounded), appends
@@ -32,7 +34,9 @@ type callResult struct {
 func (r *runState) toolStep(ctx context.Context, msg model.Message) (StopReason, error) {
 	calls := msg.ToolCalls
 	results := make([]callResult, len(calls))
-	snapshot := r.state.Clone()
+	// The calls read a view: it shares the messages (never changed in
+	// place) and copies the rest, so a step does not copy the history.
+	snapshot := r.state.View()
 	events := make(chan Event, 16)
 	var runErr error
 	go func() {
@@ -66,12 +70,16 @@ func (r *runState) toolStep(ctx context.Context, msg model.Message) (StopReason,
 	// key's reducer sees each call's write (two present_files calls both
 	// keep their artifacts). They are applied to a copy: a rejected update
 	// fails the whole step, leaving none of its results in the state.
-	next := r.state.Clone()
+	// The copy keeps the messages' array: a fresh tool message is appended
+	// past r.state's length (nothing reads there), any other message goes
+	// through the reducer, which copies on write.
+	next := r.state.View()
+	next.Messages = r.state.Messages
 	var stop StopReason
 	var out []Event
 	for i, cr := range results {
 		u := stepUpdate(cr)
-		if err := next.Apply(u); err != nil {
+		if err := applyStepUpdate(next, u, cr.fresh); err != nil {
 			return "", err
 		}
 		if rest := *u; true {
@@ -122,6 +130,28 @@ func stepUpdate(cr callResult) *thread.Update {
 	return u
 }
 
+// applyStepUpdate applies one call's update to next: its tool message
+// (u.Messages[0]) is appended when fresh, without the reducer's copy and
+// index of the whole history; the result's own messages and every other
+// key go through the reducers. The result equals next.Apply(u).
+func applyStepUpdate(next *thread.State, u *thread.Update, fresh bool) error {
+	if !fresh || len(u.Messages) == 0 {
+		return next.Apply(u)
+	}
+	rest := *u
+	rest.Messages = u.Messages[1:]
+	if len(rest.Messages) == 0 {
+		rest.Messages = nil
+	}
+	// The sandbox check first: a rejected update leaves next unchanged.
+	probe := &thread.State{Sandbox: next.Sandbox}
+	if err := probe.Apply(&thread.Update{Sandbox: u.Sandbox}); err != nil {
+		return err
+	}
+	next.Messages = append(next.Messages, u.Messages[0])
+	return next.Apply(&rest)
+}
+
 // askEvent is the event of a result that asks the human: a clarification
 // question, or an approval card naming the paused call, with the stop
 // reason it ends the run with.
@@ -160,10 +190,11 @@ func (r *runState) callTool(ctx context.Context, tc model.ToolCall, snapshot *th
 		return callResult{}, err
 	}
 	msg := toolMessage(tc, res)
+	fresh := res.MessageID == ""
 	m := msg
 	events <- Event{Type: EventToolEnd, ToolCallID: tc.ID, Name: tc.Name, IsError: res.IsError,
 		DurationMS: float64(time.Since(start).Microseconds()) / 1000, Message: &m}
-	return callResult{res: res, msg: msg}, nil
+	return callResult{res: res, msg: msg, fresh: fresh}, nil
 }
 
 func (r *runState) execute(ctx context.Context, tc model.ToolCall, snapshot *thread.State, events chan<- Event) (res *tool.Result, err error) {

@@ -252,3 +252,26 @@ func TestApplySandboxConflictLeavesStateUnchanged(t *testing.T) {
 		t.Errorf("state changed on error:\n%s", diff)
 	}
 }
+
+func TestStateView_sharesMessagesWithoutAliasingAppends(t *testing.T) {
+	owner := &State{Messages: make([]model.Message, 0, 8), Artifacts: []string{"a"}}
+	owner.Messages = append(owner.Messages, model.Message{ID: "1", Content: "one"})
+	v := owner.View()
+	if len(v.Messages) != 1 || &v.Messages[0] != &owner.Messages[0] {
+		t.Fatalf("view does not share the messages: %+v", v.Messages)
+	}
+	// An append to the view must not write into the owner's spare capacity.
+	v.Messages = append(v.Messages, model.Message{ID: "view"})
+	owner.Messages = append(owner.Messages, model.Message{ID: "owner"})
+	if v.Messages[1].ID != "view" || owner.Messages[1].ID != "owner" {
+		t.Errorf("appends aliased: view %q, owner %q", v.Messages[1].ID, owner.Messages[1].ID)
+	}
+	// The other parts are copies.
+	v.Artifacts[0] = "changed"
+	if owner.Artifacts[0] != "a" {
+		t.Errorf("artifacts shared: %v", owner.Artifacts)
+	}
+	if (*State)(nil).View() == nil {
+		t.Error("View of nil is nil")
+	}
+}

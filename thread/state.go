@@ -79,8 +79,14 @@ func (s *State) Clone() *State {
 	if s == nil {
 		return &State{}
 	}
-	c := *s
+	c := s.cloneParts()
 	c.Messages = slices.Clone(s.Messages)
+	return c
+}
+
+// cloneParts is Clone without the messages (c.Messages is s.Messages).
+func (s *State) cloneParts() *State {
+	c := *s
 	if s.Sandbox != nil {
 		sb := *s.Sandbox
 		c.Sandbox = &sb
@@ -103,4 +109,20 @@ func (s *State) Clone() *State {
 	c.ApprovalGrants = slices.Clone(s.ApprovalGrants)
 	c.Extra = maps.Clone(s.Extra)
 	return &c
+}
+
+// View returns a copy of s that shares its messages with s: the other
+// parts are deep copies (as Clone makes them), and Messages is s.Messages
+// capped at its length, so an append to the copy allocates a new array
+// instead of writing into s's spare capacity. It costs what the state
+// without its messages costs, whatever the thread's length. Readers of a
+// view must not change its messages in place (replace the slice, as the
+// reducers do); the state's owner must not either, since views see it.
+func (s *State) View() *State {
+	if s == nil {
+		return &State{}
+	}
+	c := s.cloneParts()
+	c.Messages = s.Messages[:len(s.Messages):len(s.Messages)]
+	return c
 }

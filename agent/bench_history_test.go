@@ -1,0 +1,88 @@
+package agent_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/antlerhq/antler/agent"
+	"github.com/antlerhq/antler/model"
+	"github.com/antlerhq/antler/store"
+	"github.com/antlerhq/antler/store/sqlite"
+	"github.com/antlerhq/antler/thread"
+	"github.com/antlerhq/antler/tool"
+)
+
+// historyState is a thread of n messages: user questions and answers of
+// about 100 characters, with ids as the loop gives them.
+func historyState(n int) *thread.State {
+	st := &thread.State{}
+	for i := range n {
+		role := model.RoleUser
+		if i%2 == 1 {
+			role = model.RoleAssistant
+		}
+		st.Messages = append(st.Messages, model.Message{ID: fmt.Sprintf("m%d", i), Role: role,
+			Content: fmt.Sprintf("message %d of the thread, a sentence of about one hundred characters for its size", i)})
+	}
+	return st
+}
+
+// BenchmarkLoopHistory measures the loop on a thread that already has
+// 10, 100 or 1,000 messages, with the agent built per run (as the gateway
+// and the CLI build it) and the lead agent's per-step middlewares of
+// BenchmarkLoopStep. Each op is one run of two steps (a tool call, then
+// the answer); ns/step is the run's time over its two steps. With
+// store=sqlite every run starts on a fresh copy of the thread (written
+// outside the timer), loads its latest checkpoint and writes three.
+func BenchmarkLoopHistory(b *testing.B) {
+	for _, persist := range []bool{false, true} {
+		for _, n := range []int{10, 100, 1000} {
+			name := fmt.Sprintf("store=none/messages=%d", n)
+			if persist {
+				name = fmt.Sprintf("store=sqlite/messages=%d", n)
+			}
+			b.Run(name, func(b *testing.B) { benchLoopHistory(b, n, persist) })
+		}
+	}
+}
+
+func benchLoopHistory(b *testing.B, n int, persist bool) {
+	history := historyState(n)
+	var st store.Store
+	if persist {
+		s, err := sqlite.OpenDir(b.TempDir(), sqlite.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		st = s
+	}
+	tools := benchTools(10)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		in := agent.Input{ThreadID: "t", UserID: "u", Messages: []model.Message{model.UserText("go")}, State: history}
+		if persist {
+			b.StopTimer()
+			in.ThreadID, in.State = fmt.Sprintf("t%d", i), nil
+			if err := st.CreateThread(b.Context(), &store.Thread{ID: in.ThreadID, UserID: "u"}); err != nil {
+				b.Fatal(err)
+			}
+			if err := st.PutCheckpoint(b.Context(), &store.Checkpoint{ThreadID: in.ThreadID, State: history}); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
+		a, err := agent.New(agent.Options{Model: benchModel{}, Tools: tools, SystemPrompt: "bench", Store: st,
+			ToolMiddlewares:  []tool.Middleware{agent.Clarification()},
+			ModelMiddlewares: []tool.ModelMiddleware{agent.DanglingToolCalls()}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := a.Invoke(b.Context(), in, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*2), "ns/step")
+}

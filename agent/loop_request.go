@@ -1,0 +1,56 @@
+package agent
+
+import (
+	"strings"
+
+	"github.com/antlerhq/antler/model"
+)
+
+// requestBuffer keeps the messages of a run's model requests (the system
+// prompt, the summary's context message, then the thread's messages)
+// from one step to the next, so that a step appends the messages added
+// since the last one instead of copying the whole history.
+//
+// It is valid while the state's messages only grew by appends: same
+// first element, same summary, at least as many messages. Any other
+// change (a merge by id, a removal, a summarisation) gives the messages a
+// new array (the reducers copy on write), and the buffer is rebuilt. The
+// messages before the buffer's length are never written again, and the
+// request gets the buffer capped at its length, so a middleware that
+// appends to it (or a later step) never writes where a reader looks.
+type requestBuffer struct {
+	msgs    []model.Message // system, summary, then the messages below
+	base    *model.Message  // &state.Messages[0] when built (nil for none)
+	n       int             // state messages in msgs
+	summary string          // the summary msgs was built with
+}
+
+// requestMessages returns the messages of the next model request.
+func (r *runState) requestMessages() []model.Message {
+	b := &r.req
+	state := r.state.Messages
+	var first *model.Message
+	if len(state) > 0 {
+		first = &state[0]
+	}
+	extends := b.msgs != nil && r.state.SummaryText == b.summary && len(state) >= b.n && (b.n == 0 || first == b.base)
+	if !extends {
+		b.msgs = b.msgs[:0:0]
+		system := r.a.opts.SystemPrompt
+		if r.state.SummaryText != "" {
+			// The thread's summary goes to the model as hidden context data.
+			system = strings.TrimPrefix(system+"\n\n"+durableAuthority, "\n\n")
+		}
+		b.msgs = make([]model.Message, 0, len(state)+8)
+		if system != "" {
+			b.msgs = append(b.msgs, model.SystemText(system))
+		}
+		if r.state.SummaryText != "" {
+			b.msgs = append(b.msgs, summaryContext(r.state.SummaryText))
+		}
+		b.n, b.summary = 0, r.state.SummaryText
+	}
+	b.msgs = append(b.msgs, state[b.n:]...)
+	b.base, b.n = first, len(state)
+	return b.msgs[:len(b.msgs):len(b.msgs)]
+}
