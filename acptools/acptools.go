@@ -10,10 +10,10 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
-	"text/template"
 	"time"
 
 	"github.com/antlerhq/antler/config"
+	"github.com/antlerhq/antler/internal/tmpl"
 	"github.com/antlerhq/antler/tool"
 	"github.com/antlerhq/antler/vpath"
 )
@@ -34,7 +34,7 @@ const defaultTimeout = 1800 * time.Second
 //go:embed invoke_acp_agent.md
 var descriptionTemplate string
 
-var descriptionTmpl = template.Must(template.New("invoke_acp_agent").Parse(descriptionTemplate))
+var descriptionTmpl = tmpl.MustParse("invoke_acp_agent", descriptionTemplate)
 
 const inputSchema = `{
   "type": "object",

@@ -3,13 +3,14 @@ package agent
 import (
 	_ "embed"
 	"strings"
-	"text/template"
+
+	"github.com/antlerhq/antler/internal/tmpl"
 )
 
 //go:embed prompt.md
 var promptText string
 
-var promptTemplate = template.Must(template.New("lead").Parse(promptText))
+var promptTemplate = tmpl.MustParse("lead", promptText)
 
 // PromptData fills the lead agent's system prompt (prompt.md).
 type PromptData struct {

@@ -7,8 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"text/template"
 
+	"github.com/antlerhq/antler/internal/tmpl"
 	"github.com/antlerhq/antler/thread"
 	"github.com/antlerhq/antler/tool"
 )
@@ -25,7 +25,7 @@ const MetaCatalog = "deferred_catalog"
 //go:embed tool_search.md
 var toolSearchDescription string
 
-var toolSearchTemplate = template.Must(template.New("tool_search").Parse(toolSearchDescription))
+var toolSearchTemplate = tmpl.MustParse("tool_search", toolSearchDescription)
 
 const toolSearchSchema = `{"type":"object","properties":{"query":{"type":"string","description":"Query to find deferred tools. Use \"select:<tool_name>\" for direct selection, or keywords to search."}},"required":["query"],"additionalProperties":false}`
 

@@ -4,8 +4,8 @@ import (
 	_ "embed"
 	"slices"
 	"strings"
-	"text/template"
 
+	"github.com/antlerhq/antler/internal/tmpl"
 	"github.com/antlerhq/antler/vpath"
 )
 
@@ -15,7 +15,7 @@ var promptText string
 //go:embed prompt_evolution.md
 var evolutionText string
 
-var promptTemplate = template.Must(template.New("skills").Parse(promptText))
+var promptTemplate = tmpl.MustParse("skills", promptText)
 
 // PromptOptions configures RenderPrompt.
 type PromptOptions struct {
