@@ -128,6 +128,9 @@ func (r *runState) loop(ctx context.Context) (StopReason, error) {
 	if err := r.load(ctx); err != nil {
 		return failure(ctx, err)
 	}
+	// The history moves once into the run's request buffer, before the
+	// input is appended to it.
+	r.requestMessages()
 	for _, m := range r.in.Messages {
 		fresh := m.ID == ""
 		if fresh {
@@ -210,7 +213,8 @@ func failure(ctx context.Context, err error) (StopReason, error) {
 func (r *runState) load(ctx context.Context) error {
 	s := r.a.opts.Store
 	if s == nil {
-		r.state = r.in.State.Clone()
+		// A view: the messages are copied once, into the request buffer.
+		r.state = r.in.State.View()
 		return nil
 	}
 	th, err := s.GetThread(ctx, r.in.ThreadID)
