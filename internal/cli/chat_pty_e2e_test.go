@@ -105,6 +105,11 @@ tools:
 	if strings.Contains(out.String(), "error:") || strings.Contains(out.String(), "context canceled") {
 		t.Errorf("a cancelled turn reported an error:\n%s", out.String())
 	}
+	// The log's warnings (the repaired dangling call) are lines for a
+	// person, not slog's.
+	if !strings.Contains(out.String(), "warning: repaired dangling tool calls") || strings.Contains(out.String(), "level=WARN") {
+		t.Errorf("the warnings are not human lines:\n%s", out.String())
+	}
 
 	hist := filepath.Join(state, "antler", "chat_history")
 	fi, err := os.Stat(hist)
@@ -116,5 +121,42 @@ tools:
 	}
 	if data, _ := os.ReadFile(hist); string(data) != "first\nsecond\nthird\n" {
 		t.Errorf("history file %q", data)
+	}
+}
+
+// Ctrl-C at chat's approval prompt leaves the call waiting and returns to
+// the ordinary prompt; a second Ctrl-C at the empty prompt ends the chat
+// with exit 0.
+func TestE2EChat_ctrlCAtTheApprovalPrompt(t *testing.T) {
+	srv := modeltest.NewServer(t, modeltest.Turn{ToolCalls: []model.ToolCall{writeCall("c1", "a.txt")}})
+	cfg, home := approvalConfig(t, srv.URL)
+	cmd := antlerCmd(t, "--config", cfg, "--home", home, "chat", "--thread", "t1")
+	cmd.Env = append(cmd.Env, "TERM=xterm", "XDG_STATE_HOME="+t.TempDir())
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	out := &ptyOutput{}
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		_, _ = io.Copy(out, tty)
+	}()
+	out.expect(t, "> ", 1)
+	io.WriteString(tty, "save a file\r")
+	out.expect(t, "approve> ", 1)
+	io.WriteString(tty, "\x03")
+	out.expect(t, "the call still waits for approval", 1)
+	io.WriteString(tty, "\x03")
+	out.expect(t, "(Ctrl-C again or Ctrl-D to quit)", 1)
+	io.WriteString(tty, "\x03")
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("chat: %v\n%s", err, out.String())
+	}
+	tty.Close()
+	<-copied
+	if _, err := os.Stat(outputFile(home, "t1", "a.txt")); err == nil {
+		t.Error("the call ran although the approval prompt was left with Ctrl-C")
 	}
 }
