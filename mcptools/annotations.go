@@ -16,7 +16,9 @@ import (
 // default. readOnlyHint and idempotentHint have no "absent" in the SDK's
 // type, so a stated annotations object always carries them.
 func toolMeta(server, raw, transport string, a *mcp.ToolAnnotations) map[string]string {
-	meta := map[string]string{MetaServer: server, MetaTool: raw, MetaTransport: transport}
+	// The source label is set here so that the assembler, which labels
+	// every bound tool by source, does not copy each MCP tool per list.
+	meta := map[string]string{MetaServer: server, MetaTool: raw, MetaTransport: transport, tool.MetaSource: "mcp"}
 	if a == nil {
 		return meta
 	}

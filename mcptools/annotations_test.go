@@ -14,7 +14,7 @@ import (
 
 // TestTools_carryTheServersAnnotations: the annotations a server states in
 // its tool list reach the tool's Meta for the tool policy; one it leaves
-// out gets no key.
+// out gets no key. Every tool carries its server and the source label.
 func TestTools_carryTheServersAnnotations(t *testing.T) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "ann", Version: "1"}, nil)
 	no := false
@@ -50,6 +50,10 @@ func TestTools_carryTheServersAnnotations(t *testing.T) {
 		}
 		if tl.Meta[tool.MetaMCPServer] != "ann" {
 			t.Errorf("%s: server %q", tl.Name, tl.Meta[tool.MetaMCPServer])
+		}
+		// Labelled at the source, so the assembler need not copy the tool.
+		if tl.Meta[tool.MetaSource] != "mcp" {
+			t.Errorf("%s: source %q, want mcp", tl.Name, tl.Meta[tool.MetaSource])
 		}
 		got[tl.Meta[mcptools.MetaTool]] = ann
 	}

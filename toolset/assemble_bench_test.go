@@ -11,8 +11,13 @@ import (
 )
 
 // benchSetup builds an assembler with 20 config tools and a cached MCP
-// source of 1,000 tools across 10 servers.
+// source of 1,000 tools across 10 servers, labelled with their source as
+// mcptools labels them.
 func benchSetup(b *testing.B) (*toolset.Assembler, []*tool.Tool, toolset.Options) {
+	return benchSetupLabels(b, true)
+}
+
+func benchSetupLabels(b *testing.B, labelled bool) (*toolset.Assembler, []*tool.Tool, toolset.Options) {
 	var yaml strings.Builder
 	yaml.WriteString(baseConfig + "tools:\n")
 	reg := fakeRegistry(nil)
@@ -25,6 +30,9 @@ func benchSetup(b *testing.B) (*toolset.Assembler, []*tool.Tool, toolset.Options
 		for i := range 100 {
 			t := fakeTool(fmt.Sprintf("server%d_tool%d", s, i))
 			t.Meta = map[string]string{"mcp_server": fmt.Sprintf("server%d", s)}
+			if labelled {
+				t.Meta[tool.MetaSource] = string(toolset.SourceMCP)
+			}
 			mcpTools = append(mcpTools, t)
 		}
 	}
@@ -69,10 +77,21 @@ func BenchmarkAssemble(b *testing.B) {
 			}
 		}
 	})
-	b.Run("Uncached", func(b *testing.B) {
-		// A new MCP slice each time defeats the memo: the cost when a
-		// server's tool list changed.
-		a, mcpTools, opts := benchSetup(b)
+	for _, c := range []struct {
+		name     string
+		labelled bool
+	}{{"Uncached", true}, {"UncachedUnlabelled", false}} {
+		b.Run(c.name, func(b *testing.B) { benchUncached(b, c.labelled) })
+	}
+}
+
+// benchUncached hands the assembler a new MCP slice each time, which
+// defeats its memo: the cost when a server's tool list changed. Without
+// the source label (a source other than mcptools) every tool is copied
+// to carry it.
+func benchUncached(b *testing.B, labelled bool) {
+	{
+		a, mcpTools, opts := benchSetupLabels(b, labelled)
 		src := &fakeMCP{}
 		a.MCP = src
 		b.ReportAllocs()
@@ -82,5 +101,5 @@ func BenchmarkAssemble(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-	})
+	}
 }

@@ -286,3 +286,33 @@ func TestEveryToolIsABlockingCallableHandler(t *testing.T) {
 		}
 	}
 }
+
+// TestAssemble_labelledMCPToolsAreNotCopied: an MCP tool that already
+// carries its source label (as mcptools labels them) is bound as the
+// source's own value; one without it is bound as a labelled copy and the
+// source's value is left as it was.
+func TestAssemble_labelledMCPToolsAreNotCopied(t *testing.T) {
+	labelled := fakeTool("srv_labelled")
+	labelled.Meta = map[string]string{"mcp_server": "srv", tool.MetaSource: string(toolset.SourceMCP)}
+	bare := fakeTool("srv_bare")
+	bare.Meta = map[string]string{"mcp_server": "srv"}
+	a := &toolset.Assembler{Registry: fakeRegistry(nil), Env: &toolset.Env{Config: mustConfig(t, baseConfig)},
+		MCP: &fakeMCP{tools: []*tool.Tool{labelled, bare}}}
+	ts, err := a.Assemble(t.Context(), toolset.Options{IncludeMCP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*tool.Tool{}
+	for _, e := range ts.Entries {
+		got[e.Tool.Name] = e.Tool
+	}
+	if got["srv_labelled"] != labelled {
+		t.Errorf("the labelled MCP tool was copied")
+	}
+	if got["srv_bare"] == bare || got["srv_bare"].Meta[tool.MetaSource] != string(toolset.SourceMCP) {
+		t.Errorf("the unlabelled MCP tool: got %p with source %q, want a labelled copy", got["srv_bare"], got["srv_bare"].Meta[tool.MetaSource])
+	}
+	if _, ok := bare.Meta[tool.MetaSource]; ok {
+		t.Errorf("the source's own tool was changed")
+	}
+}
