@@ -46,6 +46,12 @@ type MCPServer struct {
 	Args    []string
 	Env     map[string]string // nil = none configured
 	Cwd     string            // Antler: working directory of a stdio server
+	// ProcessScope is Antler's choice of processes for a stdio server:
+	// "thread" (the default, DeerFlow's behaviour: one process per thread,
+	// started in the thread's workspace, for servers that work in the
+	// thread's folder) or "shared" (one process for every thread, for
+	// servers without per-thread files).
+	ProcessScope string
 	URL     string            // sse, http
 	Headers map[string]string
 	OAuth   *OAuth
@@ -101,6 +107,12 @@ type TaskToolset struct {
 	StatusTool string `json:"status_tool"`
 	CancelTool string `json:"cancel_tool"`
 }
+
+// The values of MCPServer.ProcessScope.
+const (
+	ProcessPerThread = "thread"
+	ProcessShared    = "shared"
+)
 
 // InitTimeout is the session initialisation bound, 0 for none.
 func (s *MCPServer) InitTimeout() time.Duration { return seconds(s.SessionInitTimeout) }
@@ -313,6 +325,7 @@ type rawServer struct {
 	Args               []string                   `json:"args"`
 	Env                map[string]string          `json:"env"`
 	Cwd                string                     `json:"cwd"`
+	ProcessScope       string                     `json:"process_scope"`
 	URL                string                     `json:"url"`
 	Headers            map[string]string          `json:"headers"`
 	OAuth              json.RawMessage            `json:"oauth"`
@@ -406,6 +419,7 @@ func copyServer(s *MCPServer, r rawServer) {
 		s.Type = "http"
 	}
 	s.Command, s.Args, s.Env, s.Cwd = r.Command, r.Args, r.Env, r.Cwd
+	s.ProcessScope = cmp.Or(r.ProcessScope, ProcessPerThread)
 	s.URL, s.Headers, s.Description = r.URL, r.Headers, r.Description
 	s.DisabledTools, s.Tools, s.TaskToolsets = r.DisabledTools, r.Tools, r.TaskToolsets
 	if r.ToolNamePrefix != nil {
@@ -451,6 +465,9 @@ func (x *extParser) decodeServerOptions(s *MCPServer, r rawServer, path string) 
 // validateServer checks that an enabled server has what its transport
 // needs, and a usable OAuth configuration if OAuth is enabled.
 func (x *extParser) validateServer(s *MCPServer, path string) error {
+	if s.ProcessScope != ProcessPerThread && s.ProcessScope != ProcessShared {
+		return x.serverError(s.Name, joinKey(path, "process_scope"), "must be %q or %q, not %q", ProcessPerThread, ProcessShared, s.ProcessScope)
+	}
 	switch s.Type {
 	case "stdio":
 		if s.Command == "" {

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/tool"
 )
 
@@ -34,7 +35,9 @@ func (m *Manager) call(ctx context.Context, call *tool.Call, serverName, rawName
 
 	scope := ""
 	var place *threadPlace
-	if s.cfg.Type == "stdio" && call != nil && call.ThreadID != "" {
+	// A shared stdio server serves every thread from its control process,
+	// like a call without a thread: outside the thread's folders.
+	if s.cfg.Type == "stdio" && call != nil && call.ThreadID != "" && s.cfg.ProcessScope != config.ProcessShared {
 		scope = call.UserID + ":" + call.ThreadID
 		if m.opts.Layout != nil {
 			var err error
@@ -61,8 +64,15 @@ func (m *Manager) callSession(ctx context.Context, call *tool.Call, s *server, s
 		actx, cancel = context.WithTimeout(ctx, t)
 		defer cancel()
 	}
-	e, err := m.pool.acquire(actx, poolKey{s, scope}, func() (*session, error) { return m.connect(actx, s, place) })
+	e, err := m.pool.acquire(actx, poolKey{s, scope}, func() (*session, error) {
+		sess, err := m.connect(actx, s, place)
+		if err == nil && scope == "" {
+			s.controlRestarted()
+		}
+		return sess, err
+	})
 	if err != nil {
+		var be *boundError
 		switch {
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
@@ -70,6 +80,9 @@ func (m *Manager) callSession(ctx context.Context, call *tool.Call, s *server, s
 			return tool.Errorf("MCP server '%s' did not start within %gs", serverName, s.cfg.InitTimeout().Seconds()), nil
 		case errors.Is(err, errClosed):
 			return nil, err
+		case errors.As(err, &be):
+			return tool.Errorf("MCP server '%s' cannot start another process: %v; a server without per-thread files can serve every thread from one process with \"process_scope\": \"shared\" in its entry of extensions_config.json",
+				serverName, err), nil
 		}
 		return tool.Errorf("MCP server '%s' is unavailable: %v", serverName, err), nil
 	}

@@ -29,3 +29,11 @@ const (
 )
 
 var ConvertResult = convertResult
+
+// SweepIdle closes the stdio processes idle for longer than IdleTimeout,
+// as the background sweeper does.
+func (m *Manager) SweepIdle() { m.pool.sweep() }
+
+// Processes returns the number of stdio processes open and the bound that
+// applies now.
+func (m *Manager) Processes() (n, bound int) { return m.pool.processes() }

@@ -59,9 +59,35 @@ type Options struct {
 	// ProtocolVersion is offered first; "" means 2025-11-25,
 	// "latest" the newest the SDK knows (2026-07-28, with fallback).
 	ProtocolVersion string
-	// MaxSessions bounds the per-thread stdio sessions; 0 means
-	// 256 (DeerFlow's pool size). Control sessions (one per server) do not count.
-	MaxSessions int
+	// MaxProcesses bounds the stdio server processes kept open: every
+	// thread's process and every server's control process (sse and http
+	// sessions are no processes and do not count). 0 derives the bound
+	// from memory: MemoryShare of Memory divided by the mean resident
+	// memory of the processes running (measured from /proc on Linux;
+	// 128 MiB before any was measured), clamped to 4..256. When the bound
+	// is reached, a new process first closes the least recently used idle
+	// one; a process with a call in flight is never closed, and when every
+	// process has one the caller waits up to ProcessWait, then gets an
+	// error result naming the bound. See docs/design.md.
+	MaxProcesses int
+	// Memory is the memory the bound is derived from, in bytes; 0 means
+	// the smaller of the machine's memory and its cgroup's limit, read
+	// from /proc/meminfo and /sys/fs/cgroup (4 GiB where they cannot be
+	// read).
+	Memory int64
+	// MemoryShare is the share of Memory stdio servers may hold; 0 (or
+	// anything outside (0, 1]) means 0.25.
+	MemoryShare float64
+	// IdleTimeout closes a stdio server process that no call has used for
+	// so long (by the clock Now); 0 means 10 minutes, negative never. The
+	// next call starts it again.
+	IdleTimeout time.Duration
+	// ProcessWait is how long a caller waits for a process slot when
+	// every process within the bound has a call in flight; 0 means 30 s.
+	ProcessWait time.Duration
+	// ProcessRSS, if set, measures the resident memory of a server's
+	// process (pid) and its children, instead of /proc; for tests.
+	ProcessRSS func(pid int) (int64, bool)
 	// TerminateGrace is how long a stdio server may take to exit after its
 	// stdin is closed before it is sent SIGTERM (and as long again before
 	// SIGKILL); 0 means 2 s.
@@ -83,7 +109,8 @@ type Options struct {
 	// one its type describes (nil transport: use the normal one). It is
 	// meant for tests and embedding, such as in-memory servers.
 	Dial func(ctx context.Context, s config.MCPServer) (mcp.Transport, error)
-	// Now is the clock of OAuth token expiry; nil means time.Now.
+	// Now is the clock of OAuth token expiry and of IdleTimeout; nil
+	// means time.Now.
 	Now func() time.Time
 	// DefaultCallTimeout bounds a tool call of a server that sets no
 	// tool_call_timeout (or sets it to 0 or less); 0 means
@@ -120,10 +147,11 @@ type Manager struct {
 	life          context.Context // cancelled by Close
 	stop          context.CancelFunc
 
-	bgMu     sync.Mutex     // guards bgClosed and Add on wg
-	bgClosed bool           // Close is waiting for wg; later goroutines run untracked
-	wg       sync.WaitGroup // background goroutines (session watchers, closes)
-	progress progressRegistry
+	bgMu      sync.Mutex     // guards bgClosed and Add on wg
+	bgClosed  bool           // Close is waiting for wg; later goroutines run untracked
+	wg        sync.WaitGroup // background goroutines (session watchers, closes)
+	progress  progressRegistry
+	sweepOnce sync.Once // starts the idle sweeper with the first process
 
 	// sem serialises discovery, rebuilds, Reset and Close. It is a channel
 	// so that a caller whose context ends stops waiting.
@@ -143,7 +171,6 @@ type Manager struct {
 func New(o Options) *Manager {
 	o.ClientName = cmp.Or(o.ClientName, "antler")
 	o.ClientVersion = cmp.Or(o.ClientVersion, "dev")
-	o.MaxSessions = cmp.Or(o.MaxSessions, defaultMaxSessions)
 	o.TerminateGrace = cmp.Or(o.TerminateGrace, 2*time.Second)
 	if o.DefaultCallTimeout <= 0 {
 		o.DefaultCallTimeout = defaultToolCallTimeout
@@ -159,8 +186,45 @@ func New(o Options) *Manager {
 		m.now = time.Now
 	}
 	m.life, m.stop = context.WithCancel(context.Background())
-	m.pool = newPool(o.MaxSessions, func(s *session) { m.goBG(s.close) })
+	m.pool = newPool(newProcessLimits(o), m.now, func(s *session) { m.goBG(s.close) }, m.measure)
 	return m
+}
+
+// measure returns the resident memory of a session's server process and
+// its children, 0 when it is no process or cannot be measured.
+func (m *Manager) measure(s *session) int64 {
+	if s.pid <= 0 {
+		return 0
+	}
+	if rss, ok := m.pool.limits.rss(s.pid); ok {
+		return rss
+	}
+	return 0
+}
+
+// startSweeper starts, once, the goroutine that closes idle stdio
+// processes (checking every IdleTimeout/4, at most every minute), which
+// ends with Close.
+func (m *Manager) startSweeper() {
+	idle := m.pool.limits.idle
+	if idle < 0 {
+		return
+	}
+	m.sweepOnce.Do(func() {
+		every := min(max(idle/4, time.Second), time.Minute)
+		m.goBG(func() {
+			t := time.NewTicker(every)
+			defer t.Stop()
+			for {
+				select {
+				case <-m.life.Done():
+					return
+				case <-t.C:
+					m.pool.sweep()
+				}
+			}
+		})
+	})
 }
 
 func (m *Manager) protocolVersion() string {

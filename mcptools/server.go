@@ -105,6 +105,19 @@ func (s *server) sessionEnded(sess *session) {
 	s.m.pool.removeSession(s, sess)
 }
 
+// controlRestarted is called when a call (not discovery) started the
+// control session of s again, after it was closed idle or at the bound or
+// after the server went away: a tools/list_changed sent meanwhile was
+// lost, so the next Tools call lists s again, over the open session.
+func (s *server) controlRestarted() {
+	s.m.mu.Lock()
+	listed := s.listed
+	s.m.mu.Unlock()
+	if listed {
+		s.changes.Add(1)
+	}
+}
+
 // needsListing reports whether Tools must (re)list s: it was never tried,
 // or it sent tools/list_changed since its last listing.
 func (s *server) needsListingLocked() bool {

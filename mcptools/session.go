@@ -14,6 +14,7 @@ type session struct {
 	cs     *mcp.ClientSession
 	cancel context.CancelFunc // ends the session's lifetime context
 	kill   func()             // kills a stdio server's process group; nil otherwise
+	pid    int                // a stdio server's process id; 0 otherwise
 	stderr *tailBuffer
 	dead   chan struct{} // closed when the connection has ended
 
@@ -74,6 +75,10 @@ func (m *Manager) connect(ctx context.Context, rt *server, place *threadPlace) (
 			return nil, connectError(r.err, stderr)
 		}
 		s := &session{cs: r.cs, cancel: cancel, kill: kill, stderr: stderr, dead: make(chan struct{})}
+		if st, ok := t.(*stdioTransport); ok {
+			s.pid = st.processID()
+			m.startSweeper()
+		}
 		if m.life.Err() != nil { // the Manager closed meanwhile
 			s.close()
 			return nil, errClosed

@@ -173,6 +173,13 @@ func (s *serverStdin) Close() error {
 	return errors.New("the server did not exit after SIGKILL")
 }
 
+// processID returns the server's process id, 0 before it started.
+func (t *stdioTransport) processID() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.pid
+}
+
 // kill ends the server's whole process group at once.
 func (t *stdioTransport) kill() {
 	t.mu.Lock()
