@@ -21,7 +21,11 @@
 // very same slice.
 //
 // Sessions are reused: one per server for sse and http servers, one per
-// server and thread for stdio servers (LRU-bounded, closed on eviction). A
+// server and thread for stdio servers, or one per server with
+// "process_scope": "shared". Stdio processes are bounded by memory (see
+// [Options.MaxProcesses]): at the bound the least recently used idle one
+// is closed, never one with a call in flight, and a process idle for
+// [Options.IdleTimeout] is closed. A
 // stdio server that died is started again on the next call. Every call is
 // bounded: by the server's tool_call_timeout, else by
 // [Options.DefaultCallTimeout] (10 minutes when zero). A
