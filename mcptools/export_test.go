@@ -37,3 +37,6 @@ func (m *Manager) SweepIdle() { m.pool.sweep() }
 // Processes returns the number of stdio processes open and the bound that
 // applies now.
 func (m *Manager) Processes() (n, bound int) { return m.pool.processes() }
+
+// TreeRSS is the /proc measurement of a process tree's resident memory.
+var TreeRSS = treeRSS

@@ -24,7 +24,7 @@ var peersDir = filepath.Join("..", "testdata", "peers", "node_modules", "@modelc
 
 // npmServer returns the absolute path of a server's entry point, skipping
 // the test when the peers are not installed.
-func npmServer(t *testing.T, pkg string) (node, script string) {
+func npmServer(t testing.TB, pkg string) (node, script string) {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
