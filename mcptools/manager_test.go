@@ -42,7 +42,7 @@ func TestToolsListAndCall(t *testing.T) {
 		t.Fatalf("names (-want +got):\n%s", diff)
 	}
 	echo := tools[0]
-	if got := echo.Meta; !cmp.Equal(got, map[string]string{"mcp_server": "mem", "mcp_tool": "echo", "mcp_transport": "http"}) {
+	if got := echo.Meta; !cmp.Equal(got, map[string]string{"mcp_server": "mem", "mcp_tool": "echo", "mcp_transport": "http", "source": "mcp"}) {
 		t.Errorf("meta = %v", got)
 	}
 	var schema map[string]any
