@@ -87,25 +87,30 @@ func TestTypos_configYAML(t *testing.T) {
 }
 
 // TestTypos_modelKeyWarns: DeerFlow passes a model entry's unknown keys to
-// the model class, so an unknown one is a warning naming the nearest key
-// the providers read, not an error.
+// the model class, which sends them in the request, so an unknown one is
+// a warning naming the nearest key the providers read and where the key
+// goes, not an error.
 func TestTypos_modelKeyWarns(t *testing.T) {
-	doc := "models:\n  - name: gpt\n    use: langchain_openai:ChatOpenAI\n    model: gpt-4o\n    context_window: 128000\n    max_token: 4096\n    temprature: 0.2\n"
+	doc := "models:\n  - name: gpt\n    use: langchain_openai:ChatOpenAI\n    model: gpt-4o\n    context_window: 128000\n    max_token: 4096\n    temprature: 0.2\n" +
+		"  - name: gem\n    use: antler:gemini\n    model: gemini-2.5-pro\n    top_kk: 3\n"
 	c, err := Parse("config.yaml", []byte(doc), nil)
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
-	got := c.UnknownModelKeys("config.yaml", []string{"api_key", "max_tokens", "temperature"})
-	const tail = "; passed through in the entry's options, which no Antler provider reads (DeerFlow passes it to the model class as a keyword argument)"
+	sends := func(use string) bool { return use != "antler:gemini" }
+	got := c.UnknownModelKeys("config.yaml", []string{"api_key", "max_tokens", "temperature", "top_k"}, sends)
+	const sent = "; passed through: sent in the request body, as DeerFlow sends a model keyword argument it does not know"
 	want := []string{
-		`config.yaml:6: models[0].max_token: unknown key "max_token" (did you mean "max_tokens"?)` + tail,
-		`config.yaml:7: models[0].temprature: unknown key "temprature" (did you mean "temperature"?)` + tail,
+		`config.yaml:6: models[0].max_token: unknown key "max_token" (did you mean "max_tokens"?)` + sent,
+		`config.yaml:7: models[0].temprature: unknown key "temprature" (did you mean "temperature"?)` + sent,
+		`config.yaml:11: models[1].top_kk: unknown key "top_kk" (did you mean "top_k"?); not sent: the provider of "antler:gemini" takes no extra request fields (DeerFlow would pass it to the model class)`,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
-	if _, ok := c.Models[0].Options["max_token"]; !ok {
-		t.Error("max_token is not kept in Options")
+	wantOpts := map[string]any{"max_token": 4096, "temprature": 0.2}
+	if diff := cmp.Diff(wantOpts, UnknownModelOptions(c.Models[0], []string{"api_key", "max_tokens", "temperature"})); diff != "" {
+		t.Errorf("UnknownModelOptions (-want +got):\n%s", diff)
 	}
 }
 

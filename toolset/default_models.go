@@ -135,6 +135,12 @@ type modelOptions struct {
 	Thinking             any            `json:"thinking"`
 	WhenThinkingEnabled  map[string]any `json:"when_thinking_enabled"`
 	WhenThinkingDisabled map[string]any `json:"when_thinking_disabled"`
+
+	// passThrough are the entry's keys that no field here names
+	// (config.UnknownModelOptions): sent in the request body, under
+	// model_kwargs and extra_body, as LangChain moves a keyword argument
+	// it does not know into model_kwargs.
+	passThrough map[string]any
 }
 
 // decodeModelOptions reads entry.Options into typed fields. A value of
@@ -154,6 +160,7 @@ func decodeModelOptions(entry config.Model) (modelOptions, error) {
 		}
 		return o, err
 	}
+	o.passThrough = config.UnknownModelOptions(entry, ModelOptionKeys())
 	return o, nil
 }
 
@@ -186,13 +193,14 @@ func (o modelOptions) maxRetries() int {
 	}
 }
 
-// extraBody is extra_body, model_kwargs, reasoning_effort and top_p
-// merged.
+// extraBody is the unknown keys, model_kwargs, extra_body,
+// reasoning_effort and top_p merged, later ones winning.
 func (o modelOptions) extraBody() map[string]any {
-	body := maps.Clone(o.ModelKwargs)
+	body := maps.Clone(o.passThrough)
 	if body == nil {
 		body = map[string]any{}
 	}
+	maps.Copy(body, o.ModelKwargs)
 	maps.Copy(body, o.ExtraBody)
 	if o.ReasoningEffort != "" {
 		body["reasoning_effort"] = o.ReasoningEffort

@@ -107,6 +107,9 @@ func TestBuildModelOptionsReachTheRequest(t *testing.T) {
 				"extra_body": map[string]any{"thinking": map[string]any{"type": "disabled"}},
 			},
 			"context_window": 256000, // ignored
+			// Unknown to every provider: sent as LangChain sends a keyword
+			// argument it moved into model_kwargs.
+			"presence_penalty": 0.5,
 		},
 	}
 	m, err := DefaultRegistry().BuildModel(t.Context(), modelEnv(entry), entry, 0)
@@ -126,7 +129,7 @@ func TestBuildModelOptionsReachTheRequest(t *testing.T) {
 	}
 	want := map[string]any{
 		"model": "doubao-seed", "max_tokens": 8192.0, "temperature": 0.7, "top_k": 4.0, "top_p": 0.9,
-		"thinking": map[string]any{"type": "enabled"},
+		"thinking": map[string]any{"type": "enabled"}, "presence_penalty": 0.5,
 	}
 	for k, v := range want {
 		if diff := cmp.Diff(v, body[k]); diff != "" {

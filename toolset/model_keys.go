@@ -21,3 +21,15 @@ func ModelOptionKeys() []string {
 	slices.Sort(out)
 	return out
 }
+
+// ModelSendsUnknownKeys reports whether the provider a models[] use
+// string names sends the entry's unknown keys in its request body (the
+// OpenAI-compatible and Anthropic providers do; Gemini's SDK takes no
+// extra request fields), for config.Config.UnknownModelKeys.
+func ModelSendsUnknownKeys(use string) bool {
+	switch use {
+	case "langchain_google_genai:ChatGoogleGenerativeAI", "antler:gemini":
+		return false
+	}
+	return true
+}

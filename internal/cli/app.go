@@ -60,7 +60,7 @@ func newApp(ctx context.Context, g *globals) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.Warnings = append(cfg.Warnings, cfg.UnknownModelKeys(paths.Config, toolset.ModelOptionKeys())...)
+	cfg.Warnings = append(cfg.Warnings, cfg.UnknownModelKeys(paths.Config, toolset.ModelOptionKeys(), toolset.ModelSendsUnknownKeys)...)
 	if !g.listWarnings {
 		for _, w := range cfg.Warnings {
 			logger.Warn(w)
