@@ -94,7 +94,19 @@ tools:
 	if last := modeltest.LastMessage(srv.LastRequest()).Content; !strings.Contains(last, "third") {
 		t.Errorf("arrow-up sent %q, want the last line (third)", last)
 	}
-	out.expect(t, "> ", 5)
+	// The prompt after that answer (the recalled line's redraw holds
+	// "> " too, so count from the answer on): Ctrl-D sent during the turn
+	// would be dropped.
+	out.expect(t, "END USER INPUT ---", 1)
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		o := out.String()
+		if strings.Contains(o[strings.LastIndex(o, "END USER INPUT ---"):], "> ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no prompt after the recalled line's answer:\n%s", o)
+		}
+	}
 
 	io.WriteString(tty, "\x04") // Ctrl-D ends the chat
 	if err := cmd.Wait(); err != nil {
