@@ -52,9 +52,9 @@ type MCPServer struct {
 	// thread's folder) or "shared" (one process for every thread, for
 	// servers without per-thread files).
 	ProcessScope string
-	URL     string            // sse, http
-	Headers map[string]string
-	OAuth   *OAuth
+	URL          string // sse, http
+	Headers      map[string]string
+	OAuth        *OAuth
 	// Description is shown to operators and in routing hints.
 	Description string
 	// ToolNamePrefix prefixes tool names with "<server>_" (default true).

@@ -79,63 +79,63 @@ func TestParseExtensionsServers(t *testing.T) {
 		{
 			name: "defaults",
 			json: `{"command": "uvx", "args": ["srv"]}`,
-			want: MCPServer{Enabled: true, Type: "stdio", Command: "uvx", Args: []string{"srv"}, ToolNamePrefix: true, SessionInitTimeout: f64(60)},
+			want: MCPServer{ProcessScope: "thread", Enabled: true, Type: "stdio", Command: "uvx", Args: []string{"srv"}, ToolNamePrefix: true, SessionInitTimeout: f64(60)},
 		},
 		{
 			name: "transport alias",
 			json: `{"transport": "sse", "url": "http://h/sse"}`,
-			want: MCPServer{Enabled: true, Type: "sse", URL: "http://h/sse", ToolNamePrefix: true, SessionInitTimeout: f64(60)},
+			want: MCPServer{ProcessScope: "thread", Enabled: true, Type: "sse", URL: "http://h/sse", ToolNamePrefix: true, SessionInitTimeout: f64(60)},
 		},
 		{
 			name: "type wins over transport",
 			json: `{"type": "http", "transport": "sse", "url": "http://h/mcp", "tool_name_prefix": false, "tool_call_timeout": 5}`,
-			want: MCPServer{Enabled: true, Type: "http", URL: "http://h/mcp", ToolCallTimeout: f64(5), SessionInitTimeout: f64(60)},
+			want: MCPServer{ProcessScope: "thread", Enabled: true, Type: "http", URL: "http://h/mcp", ToolCallTimeout: f64(5), SessionInitTimeout: f64(60)},
 		},
 		{
 			name: "env and cwd and disabled_tools resolved",
 			json: `{"command": "$BIN", "env": {"TOKEN": "$TOKEN", "PLAIN": "x"}, "cwd": "/w", "disabled_tools": ["drop"]}`,
 			env:  map[string]string{"BIN": "/bin/srv", "TOKEN": "t0k"},
-			want: MCPServer{Enabled: true, Type: "stdio", Command: "/bin/srv", Env: map[string]string{"TOKEN": "t0k", "PLAIN": "x"}, Cwd: "/w", DisabledTools: []string{"drop"}, ToolNamePrefix: true, SessionInitTimeout: f64(60)},
+			want: MCPServer{ProcessScope: "thread", Enabled: true, Type: "stdio", Command: "/bin/srv", Env: map[string]string{"TOKEN": "t0k", "PLAIN": "x"}, Cwd: "/w", DisabledTools: []string{"drop"}, ToolNamePrefix: true, SessionInitTimeout: f64(60)},
 		},
 		{
 			name:    "missing var in headers is a server error",
 			json:    `{"type": "http", "url": "http://h", "headers": {"Authorization": "$API_TOKEN"}}`,
-			want:    MCPServer{Enabled: true, Type: "http", URL: "http://h", Headers: map[string]string{"Authorization": ""}, ToolNamePrefix: true, SessionInitTimeout: f64(60)},
+			want:    MCPServer{ProcessScope: "thread", Enabled: true, Type: "http", URL: "http://h", Headers: map[string]string{"Authorization": ""}, ToolNamePrefix: true, SessionInitTimeout: f64(60)},
 			wantErr: "mcpServers.s.headers.Authorization: environment variable API_TOKEN is not set",
 		},
 		{
 			name:    "missing var in env is a server error",
 			json:    `{"command": "c", "env": {"K": "$K"}}`,
-			want:    MCPServer{Enabled: true, Type: "stdio", Command: "c", Env: map[string]string{"K": ""}, ToolNamePrefix: true, SessionInitTimeout: f64(60)},
+			want:    MCPServer{ProcessScope: "thread", Enabled: true, Type: "stdio", Command: "c", Env: map[string]string{"K": ""}, ToolNamePrefix: true, SessionInitTimeout: f64(60)},
 			wantErr: "mcpServers.s.env.K: environment variable K is not set",
 		},
 		{
 			name: "missing var elsewhere is a warning",
 			json: `{"command": "c", "args": ["--db", "$DB_URL"]}`,
-			want: MCPServer{Enabled: true, Type: "stdio", Command: "c", Args: []string{"--db", ""}, ToolNamePrefix: true, SessionInitTimeout: f64(60)},
+			want: MCPServer{ProcessScope: "thread", Enabled: true, Type: "stdio", Command: "c", Args: []string{"--db", ""}, ToolNamePrefix: true, SessionInitTimeout: f64(60)},
 			warn: []string{"x.json: mcpServers.s.args[1]: environment variable DB_URL is not set; using an empty value"},
 		},
 		{
 			name: "disabled server with missing header var",
 			json: `{"enabled": false, "type": "http", "url": "http://h", "headers": {"X": "$NOPE"}}`,
-			want: MCPServer{Type: "http", URL: "http://h", Headers: map[string]string{"X": ""}, ToolNamePrefix: true, SessionInitTimeout: f64(60)},
+			want: MCPServer{ProcessScope: "thread", Type: "http", URL: "http://h", Headers: map[string]string{"X": ""}, ToolNamePrefix: true, SessionInitTimeout: f64(60)},
 		},
 		{
 			name:    "stdio without command",
 			json:    `{"type": "stdio"}`,
-			want:    MCPServer{Enabled: true, Type: "stdio", ToolNamePrefix: true, SessionInitTimeout: f64(60)},
+			want:    MCPServer{ProcessScope: "thread", Enabled: true, Type: "stdio", ToolNamePrefix: true, SessionInitTimeout: f64(60)},
 			wantErr: "MCP server 's' with stdio transport requires 'command' field",
 		},
 		{
 			name:    "http without url",
 			json:    `{"type": "http"}`,
-			want:    MCPServer{Enabled: true, Type: "http", ToolNamePrefix: true, SessionInitTimeout: f64(60)},
+			want:    MCPServer{ProcessScope: "thread", Enabled: true, Type: "http", ToolNamePrefix: true, SessionInitTimeout: f64(60)},
 			wantErr: "MCP server 's' with http transport requires 'url' field",
 		},
 		{
 			name:    "unsupported transport",
 			json:    `{"type": "websocket", "url": "ws://h"}`,
-			want:    MCPServer{Enabled: true, Type: "websocket", URL: "ws://h", ToolNamePrefix: true, SessionInitTimeout: f64(60)},
+			want:    MCPServer{ProcessScope: "thread", Enabled: true, Type: "websocket", URL: "ws://h", ToolNamePrefix: true, SessionInitTimeout: f64(60)},
 			wantErr: "MCP server 's' has unsupported transport type: websocket",
 		},
 		{
@@ -147,13 +147,13 @@ func TestParseExtensionsServers(t *testing.T) {
 		{
 			name: "routing priority clamped",
 			json: `{"command": "c", "routing": {"mode": "prefer", "priority": 500}}`,
-			want: MCPServer{Enabled: true, Type: "stdio", Command: "c", ToolNamePrefix: true, SessionInitTimeout: f64(60), Routing: &Routing{Mode: "prefer", Priority: 100}},
+			want: MCPServer{ProcessScope: "thread", Enabled: true, Type: "stdio", Command: "c", ToolNamePrefix: true, SessionInitTimeout: f64(60), Routing: &Routing{Mode: "prefer", Priority: 100}},
 		},
 		{
 			name: "oauth defaults",
 			json: `{"type": "http", "url": "http://h", "oauth": {"enabled": true, "token_url": "https://auth/token", "client_id": "$CID", "client_secret": "s", "scope": null}}`,
 			env:  map[string]string{"CID": "id"},
-			want: MCPServer{Enabled: true, Type: "http", URL: "http://h", ToolNamePrefix: true, SessionInitTimeout: f64(60), OAuth: &OAuth{
+			want: MCPServer{ProcessScope: "thread", Enabled: true, Type: "http", URL: "http://h", ToolNamePrefix: true, SessionInitTimeout: f64(60), OAuth: &OAuth{
 				Enabled: true, TokenURL: "https://auth/token", GrantType: "client_credentials", ClientID: "id", ClientSecret: "s",
 				TokenField: "access_token", TokenTypeField: "token_type", ExpiresInField: "expires_in", DefaultTokenType: "Bearer", RefreshSkewSeconds: 60,
 			}},
