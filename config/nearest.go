@@ -19,7 +19,7 @@ import (
 func NearestKey(key string, known []string) (string, bool) {
 	best, bestD := "", -1
 	for _, k := range known {
-		d := editDistance(strings.ToLower(key), strings.ToLower(k))
+		d := EditDistance(strings.ToLower(key), strings.ToLower(k))
 		if bestD < 0 || d < bestD || d == bestD && k < best {
 			best, bestD = k, d
 		}
@@ -46,9 +46,10 @@ func UnknownKeyMsg(key string, known []string) string {
 	return msg
 }
 
-// editDistance is the optimal string alignment distance between a and b,
+// EditDistance is the optimal string alignment distance between a and b
+// (an insertion, deletion, substitution or swap of two neighbours costs 1),
 // counted in runes.
-func editDistance(a, b string) int {
+func EditDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
 	// rows i-2, i-1 and i of the distance matrix.
 	prev2 := make([]int, len(rb)+1)

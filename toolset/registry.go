@@ -142,8 +142,8 @@ func unknownUse(use string, known []string) string {
 	return msg
 }
 
-// Nearest returns up to n of candidates closest to s by edit distance,
-// closest first, ties in name order.
+// Nearest returns up to n of candidates closest to s by edit distance
+// (config.EditDistance, ignoring case), closest first, ties in name order.
 func Nearest(s string, candidates []string, n int) []string {
 	type scored struct {
 		name string
@@ -151,7 +151,7 @@ func Nearest(s string, candidates []string, n int) []string {
 	}
 	all := make([]scored, 0, len(candidates))
 	for _, c := range candidates {
-		all = append(all, scored{c, levenshtein(strings.ToLower(s), strings.ToLower(c))})
+		all = append(all, scored{c, config.EditDistance(strings.ToLower(s), strings.ToLower(c))})
 	}
 	slices.SortFunc(all, func(a, b scored) int {
 		return cmp.Or(cmp.Compare(a.d, b.d), cmp.Compare(a.name, b.name))
@@ -161,27 +161,6 @@ func Nearest(s string, candidates []string, n int) []string {
 		out = append(out, all[i].name)
 	}
 	return out
-}
-
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 func sortedKeys[V any](m map[string]V) []string {
