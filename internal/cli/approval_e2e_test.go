@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -148,6 +149,24 @@ func (p *ptyOutput) String() string {
 	return p.buf.String()
 }
 
+// startOnPTY starts cmd on a new terminal of size (nil: the default)
+// and copies what it writes there into out until the terminal closes,
+// when copied is closed.
+func startOnPTY(t *testing.T, cmd *exec.Cmd, size *pty.Winsize) (tty *os.File, out *ptyOutput, copied <-chan struct{}) {
+	t.Helper()
+	tty, err := pty.StartWithSize(cmd, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = &ptyOutput{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = io.Copy(out, tty)
+	}()
+	return tty, out, done
+}
+
 // expect waits until the output holds want n times (the CLI is a real
 // process: its answers take their time); it fails after a generous bound.
 func (p *ptyOutput) expect(t *testing.T, want string, n int) {
@@ -170,17 +189,8 @@ func TestE2EApproval_chatAsksInlineOnATerminal(t *testing.T) {
 		modeltest.Turn{Func: echoLast})
 	cfg, home := approvalConfig(t, srv.URL)
 	cmd := antlerCmd(t, "--config", cfg, "--home", home, "chat", "--thread", "t1")
-	tty, err := pty.Start(cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tty, out, copied := startOnPTY(t, cmd, nil)
 	defer tty.Close()
-	out := &ptyOutput{}
-	copied := make(chan struct{})
-	go func() {
-		defer close(copied)
-		_, _ = io.Copy(out, tty)
-	}()
 	out.expect(t, "> ", 1)
 	io.WriteString(tty, "save two files\n")
 	out.expect(t, "approve? [y] once", 1)

@@ -52,17 +52,8 @@ tools:
 	state := filepath.Join(dir, "state")
 	cmd := antlerCmd(t, "--config", cfg, "--home", filepath.Join(dir, "home"), "chat", "--thread", "t1")
 	cmd.Env = append(cmd.Env, "TERM=xterm", "XDG_STATE_HOME="+state)
-	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 200})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tty, out, copied := startOnPTY(t, cmd, &pty.Winsize{Rows: 50, Cols: 200})
 	defer tty.Close()
-	out := &ptyOutput{}
-	copied := make(chan struct{})
-	go func() {
-		defer close(copied)
-		_, _ = io.Copy(out, tty)
-	}()
 
 	out.expect(t, "> ", 1)
 	io.WriteString(tty, "first\r")
@@ -144,17 +135,8 @@ func TestE2EChat_ctrlCAtTheApprovalPrompt(t *testing.T) {
 	cfg, home := approvalConfig(t, srv.URL)
 	cmd := antlerCmd(t, "--config", cfg, "--home", home, "chat", "--thread", "t1")
 	cmd.Env = append(cmd.Env, "TERM=xterm", "XDG_STATE_HOME="+t.TempDir())
-	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 200})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tty, out, copied := startOnPTY(t, cmd, &pty.Winsize{Rows: 50, Cols: 200})
 	defer tty.Close()
-	out := &ptyOutput{}
-	copied := make(chan struct{})
-	go func() {
-		defer close(copied)
-		_, _ = io.Copy(out, tty)
-	}()
 	out.expect(t, "> ", 1)
 	io.WriteString(tty, "save a file\r")
 	out.expect(t, "approve> ", 1)
