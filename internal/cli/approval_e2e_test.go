@@ -167,6 +167,25 @@ func startOnPTY(t *testing.T, cmd *exec.Cmd, size *pty.Winsize) (tty *os.File, o
 	return tty, out, done
 }
 
+// expectAfter waits until the output holds then after the first mark: a
+// prompt drawn after a message means the line editor has the terminal
+// again (keys sent before it reach a terminal in its ordinary mode, where
+// Ctrl-C is a signal).
+func (p *ptyOutput) expectAfter(t *testing.T, mark, then string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		s := p.String()
+		if i := strings.Index(s, mark); i >= 0 && strings.Contains(s[i+len(mark):], then) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q after %q on the terminal:\n%s", then, mark, s)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // expect waits until the output holds want n times (the CLI is a real
 // process: its answers take their time); it fails after a generous bound.
 func (p *ptyOutput) expect(t *testing.T, want string, n int) {

@@ -141,9 +141,9 @@ func TestE2EChat_ctrlCAtTheApprovalPrompt(t *testing.T) {
 	io.WriteString(tty, "save a file\r")
 	out.expect(t, "approve> ", 1)
 	io.WriteString(tty, "\x03")
-	out.expect(t, "the call still waits for approval", 1)
+	out.expectAfter(t, "the call still waits for approval", "> ")
 	io.WriteString(tty, "\x03")
-	out.expect(t, "(Ctrl-C again or Ctrl-D to quit)", 1)
+	out.expectAfter(t, "(Ctrl-C again or Ctrl-D to quit)", "> ")
 	io.WriteString(tty, "\x03")
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("chat: %v\n%s", err, out.String())
