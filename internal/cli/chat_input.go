@@ -50,10 +50,15 @@ type termReader struct {
 	state   *liner.State
 	history *chatHistory
 	warn    func(string)
+	restore func() // the terminal's mode before the chat; nil if unchanged
 }
 
 func newTermReader(fd int, historyPath string, warn func(string)) *termReader {
-	r := &termReader{fd: fd, state: liner.NewLiner(), warn: warn}
+	restore, err := keepCtrlCAKey(fd)
+	if err != nil {
+		warn(fmt.Sprintf("Ctrl-C between turns may end the chat: %v", err))
+	}
+	r := &termReader{fd: fd, state: liner.NewLiner(), warn: warn, restore: restore}
 	r.state.SetCtrlCAborts(true)
 	h, err := loadChatHistory(historyPath)
 	if err != nil {
@@ -97,7 +102,13 @@ func (r *termReader) turn(cancel func()) func() {
 	return stop
 }
 
-func (r *termReader) close() error { return r.state.Close() }
+func (r *termReader) close() error {
+	err := r.state.Close()
+	if r.restore != nil {
+		r.restore()
+	}
+	return err
+}
 
 // scanReader reads plain lines (stdin not a terminal, or a terminal the
 // editor does not support); Ctrl-C arrives as SIGINT.

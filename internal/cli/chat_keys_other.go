@@ -9,3 +9,7 @@ import "errors"
 func watchCtrlC(int, func()) (func(), error) {
 	return nil, errors.New("no termios on this system")
 }
+
+// keepCtrlCAKey is not available here: Ctrl-C stays SIGINT, and chat
+// falls back to it (nil: nothing to restore).
+func keepCtrlCAKey(int) (func(), error) { return nil, nil }

@@ -85,3 +85,25 @@ func readCtrlC(fd, wake int, onCtrlC func()) {
 		}
 	}
 }
+
+// keepCtrlCAKey turns ISIG off on the terminal on fd for the whole chat
+// and returns the function that restores the mode it found. Without it
+// the terminal is in its ordinary mode in the moments between a prompt
+// and a turn (after a line is entered, after a message is printed), and
+// a Ctrl-C pressed then is SIGINT, which ends the chat instead of the
+// turn. With it such a Ctrl-C is a byte that the next reader (the line
+// editor or watchCtrlC) takes as Ctrl-C. The line editor records the
+// mode when it is created and goes back to it after every prompt, so
+// this must run before liner.NewLiner.
+func keepCtrlCAKey(fd int) (restore func(), err error) {
+	saved, err := unix.IoctlGetTermios(fd, ioctlGetTermios)
+	if err != nil {
+		return nil, err
+	}
+	mode := *saved
+	mode.Lflag &^= unix.ISIG
+	if err := unix.IoctlSetTermios(fd, ioctlSetTermios, &mode); err != nil {
+		return nil, err
+	}
+	return func() { _ = unix.IoctlSetTermios(fd, ioctlSetTermios, saved) }, nil
+}
