@@ -193,18 +193,10 @@ func newMCPRemoveCmd(g *globals) *cobra.Command {
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeServerNames(g),
 		RunE: func(c *cobra.Command, args []string) error {
-			path, err := mcpExtensionsPath(g, false)
+			path, _, err := editExistingExtFile(g, func(ef *extFile) (bool, error) {
+				return true, ef.removeServer(args[0])
+			})
 			if err != nil {
-				return err
-			}
-			ef, err := readExtFile(path)
-			if err != nil {
-				return err
-			}
-			if err := ef.removeServer(args[0]); err != nil {
-				return err
-			}
-			if err := ef.save(); err != nil {
 				return err
 			}
 			fmt.Fprintf(c.OutOrStdout(), "Removed MCP server %q from %s\n", args[0], path)
@@ -224,15 +216,9 @@ func newMCPEnableCmd(g *globals, on bool) *cobra.Command {
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeServerNames(g),
 		RunE: func(c *cobra.Command, args []string) error {
-			path, err := mcpExtensionsPath(g, false)
-			if err != nil {
-				return err
-			}
-			ef, err := readExtFile(path)
-			if err != nil {
-				return err
-			}
-			changed, err := ef.setEnabled(args[0], on)
+			path, changed, err := editExistingExtFile(g, func(ef *extFile) (bool, error) {
+				return ef.setEnabled(args[0], on)
+			})
 			if err != nil {
 				return err
 			}
@@ -240,13 +226,27 @@ func newMCPEnableCmd(g *globals, on bool) *cobra.Command {
 				fmt.Fprintf(c.OutOrStdout(), "MCP server %q is already %sd in %s\n", args[0], verb, path)
 				return nil
 			}
-			if err := ef.save(); err != nil {
-				return err
-			}
 			fmt.Fprintf(c.OutOrStdout(), "MCP server %q %sd in %s\n", args[0], verb, path)
 			return nil
 		},
 	}
+}
+
+// editExistingExtFile applies edit to the existing extensions file and
+// saves it when edit reports a change; it returns the file's path.
+func editExistingExtFile(g *globals, edit func(*extFile) (changed bool, err error)) (path string, changed bool, err error) {
+	path, err = mcpExtensionsPath(g, false)
+	if err != nil {
+		return "", false, err
+	}
+	ef, err := readExtFile(path)
+	if err != nil {
+		return "", false, err
+	}
+	if changed, err = edit(ef); err != nil || !changed {
+		return path, false, err
+	}
+	return path, true, ef.save()
 }
 
 // mcpExtensionsPath resolves the extensions file as every command does
