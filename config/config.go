@@ -48,6 +48,9 @@ type Config struct {
 	Authorization   Authorization       `yaml:"authorization"`
 	ToolPolicy      ToolPolicy          `yaml:"tool_policy"` // Antler's own section
 	AgentsAPI       AgentsAPI           `yaml:"agents_api"`
+	// Memory is DeerFlow's long-term memory (memory.go); off without the
+	// section.
+	Memory Memory `yaml:"memory"`
 
 	// SafetyFinishReason drops the tool calls of a response the provider
 	// stopped for safety (safety_finish_reason.go).
@@ -423,6 +426,7 @@ func Default() *Config {
 		Guardrails:      defaultGuardrails(),
 		Authorization:   defaultAuthorization(),
 		ToolPolicy:      defaultToolPolicy(),
+		Memory:          memoryOff(),
 
 		SafetyFinishReason: defaultSafetyFinishReason(),
 	}

@@ -69,7 +69,7 @@ func TestParseDeerFlowExample(t *testing.T) {
 	wantIgnored := []string{
 		"agent_storage", "channels",
 		"input_polish", "log_level", "logging", "max_recursion_limit", "mcp_tasks",
-		"memory", "run_events", "run_ownership", "scheduler",
+		"run_events", "run_ownership", "scheduler",
 		"suggestions",
 	}
 	if diff := cmp.Diff(wantIgnored, c.Ignored); diff != "" {
@@ -465,9 +465,9 @@ sandbox:
 }
 
 func TestIgnoredSections(t *testing.T) {
-	src := "memory:\n  enabled: true\n  token: $UNSET\ntracing: null\nlog_level: debug\n"
+	src := "scheduler:\n  enabled: true\n  token: $UNSET\ntracing: null\nlog_level: debug\n"
 	c := mustParse(t, src, nil)
-	if diff := cmp.Diff([]string{"log_level", "memory", "tracing"}, c.Ignored); diff != "" {
+	if diff := cmp.Diff([]string{"log_level", "scheduler", "tracing"}, c.Ignored); diff != "" {
 		t.Errorf("Ignored (-want +got):\n%s", diff)
 	}
 }

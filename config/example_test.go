@@ -16,7 +16,7 @@ models:
     temperature: 0.2
 sandbox:
   use: deerflow.sandbox.local:LocalSandboxProvider
-memory:
+tracing:
   enabled: true
 `)
 	env := func(name string) (string, bool) {
@@ -40,6 +40,6 @@ memory:
 	// Output:
 	// gpt-4o sk-test 0.2
 	// host bash: false
-	// ignored: [memory]
+	// ignored: [tracing]
 	// config.yaml:6: models[0].api_key: environment variable OPENAI_API_KEY is not set
 }

@@ -40,6 +40,7 @@ func (p *parser) validate() {
 	p.validateGuardrails()
 	p.validateAuthorization()
 	p.validateToolPolicy()
+	p.validateMemory()
 
 	if cp := c.Skills.ContainerPath; !strings.HasPrefix(cp, "/") {
 		p.invalid("skills.container_path", "must be an absolute path, got %q", cp)
