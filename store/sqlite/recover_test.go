@@ -13,7 +13,7 @@ import (
 // lock are gone (the kernel drops them), its owner file stays.
 func crash(t *testing.T, s *Store) {
 	t.Helper()
-	for _, st := range []interface{ Close() error }{s.touchThread, s.insertCheckpoint, s.latestCheckpoint, s.reader, s.writer, s.owner.f} {
+	for _, st := range []interface{ Close() error }{s.touchThread, s.insertCheckpoint, s.insertMessage, s.parentRow, s.reader, s.writer, s.owner.f} {
 		if err := st.Close(); err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,8 @@
 // Package sqlite is the default [store.Store]: an embedded SQLite database
 // (modernc.org/sqlite, pure Go, no cgo) in WAL mode, with one writer
 // connection and a small pool of readers. Thread states are stored as JSON
-// blobs, one row per checkpoint.
+// blobs, one row per checkpoint, whose messages are rows of their own
+// shared by every checkpoint that holds them (see package store/cpmsg).
 //
 // Several processes may share a database; each owns the runs it records,
 // and opening the database records the runs of processes that stopped as
@@ -24,11 +25,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/antlerhq/antler/store"
-	"github.com/antlerhq/antler/thread"
+	"github.com/antlerhq/antler/store/cpmsg"
 )
 
 // FileName is the database file name Antler uses inside its data
@@ -47,6 +47,9 @@ type Options struct {
 	Synchronous string
 	// Readers is the size of the read pool; 0 means 4.
 	Readers int
+	// Retention is the checkpoint retention policy (config
+	// database.checkpoint_retention); the zero value is the default.
+	Retention store.Retention
 	// Logger receives migration notes; nil discards.
 	Logger *slog.Logger
 }
@@ -60,9 +63,12 @@ type Store struct {
 	writer    *sql.DB // one connection: SQLite has one writer at a time
 	reader    *sql.DB
 	logger    *slog.Logger
+	retention store.Retention
+	// parents remembers each thread's newest checkpoint's message rows.
+	parents cpmsg.Cache
 	// Prepared statements of the per-step path (parsing SQL dominated a
 	// checkpoint's cost otherwise).
-	touchThread, insertCheckpoint, latestCheckpoint *sql.Stmt
+	touchThread, insertCheckpoint, insertMessage, parentRow *sql.Stmt
 }
 
 var _ store.Store = (*Store)(nil)
@@ -110,7 +116,7 @@ func Open(path string, o Options) (*Store, error) {
 	writer.SetMaxOpenConns(1)
 	writer.SetMaxIdleConns(1)
 	writer.SetConnMaxLifetime(0)
-	s := &Store{path: path, ownersDir: path + ownersSuffix, writer: writer, logger: logger}
+	s := &Store{path: path, ownersDir: path + ownersSuffix, writer: writer, logger: logger, retention: o.Retention}
 	if err := s.migrate(context.Background()); err != nil {
 		writer.Close()
 		return nil, err
@@ -152,8 +158,9 @@ func (s *Store) prepare(ctx context.Context) error {
 		return st
 	}
 	s.touchThread = prep(s.writer, `UPDATE threads SET updated_at = ?, title = CASE WHEN ? = '' THEN title ELSE ? END WHERE id = ?`)
-	s.insertCheckpoint = prep(s.writer, `INSERT INTO checkpoints (thread_id, id, parent_id, run_id, step, state, metadata, created_at) VALUES (?,?,?,?,?,?,?,?)`)
-	s.latestCheckpoint = prep(s.reader, `SELECT `+checkpointCols+` FROM checkpoints WHERE thread_id = ? ORDER BY seq DESC LIMIT 1`)
+	s.insertCheckpoint = prep(s.writer, `INSERT INTO checkpoints (thread_id, id, parent_id, run_id, step, state, metadata, created_at, messages, drops) VALUES (?,?,?,?,?,?,?,?,?,?)`)
+	s.insertMessage = prep(s.writer, `INSERT INTO checkpoint_messages (thread_id, body) VALUES (?,?)`)
+	s.parentRow = prep(s.writer, `SELECT messages IS NULL FROM checkpoints WHERE thread_id = ? AND id = ?`)
 	if err != nil {
 		return fmt.Errorf("sqlite: prepare: %w", err)
 	}
@@ -165,7 +172,7 @@ func (s *Store) prepare(ctx context.Context) error {
 // Open).
 func (s *Store) Close() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{s.touchThread, s.insertCheckpoint, s.latestCheckpoint} {
+	for _, st := range []*sql.Stmt{s.touchThread, s.insertCheckpoint, s.insertMessage, s.parentRow} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -181,8 +188,10 @@ func (s *Store) Close() error {
 }
 
 // schemaVersion is the user_version this Antler writes: 1 created the
-// tables, 2 added runs.token_usage, 3 runs.owner.
-const schemaVersion = 3
+// tables, 2 added runs.token_usage, 3 runs.owner, 4 the message rows
+// checkpoints share (checkpoint_messages, checkpoints.messages and
+// checkpoints.drops).
+const schemaVersion = 4
 
 func (s *Store) migrate(ctx context.Context) error {
 	var v int
@@ -216,6 +225,9 @@ func (s *Store) migrate(ctx context.Context) error {
 		stmts = append(stmts, `ALTER TABLE runs ADD COLUMN owner TEXT NOT NULL DEFAULT ''`,
 			`CREATE INDEX IF NOT EXISTS runs_active ON runs(owner) WHERE status IN ('pending', 'running')`,
 			`CREATE INDEX IF NOT EXISTS threads_busy ON threads(id) WHERE status = 'busy'`)
+	}
+	if v < 4 {
+		stmts = append(stmts, schemaV4...)
 	}
 	stmts = append(stmts, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion))
 	for _, st := range stmts {
@@ -267,6 +279,23 @@ var schemaV1 = []string{
 			created_at INTEGER NOT NULL,
 			updated_at INTEGER NOT NULL)`,
 	`CREATE INDEX IF NOT EXISTS runs_thread_created ON runs(thread_id, created_at DESC)`,
+}
+
+// schemaV4 stores each message of a thread once. A checkpoint's
+// messages column lists its message rows (see package cpmsg); NULL is a
+// checkpoint written before version 4, whose state holds its messages.
+// drops is 1 for a checkpoint that lacks a message of its parent
+// (retention keeps that parent); the rows of before version 4 get 1, so
+// that retention never deletes one that the messages page may need.
+var schemaV4 = []string{
+	`CREATE TABLE IF NOT EXISTS checkpoint_messages (
+			id INTEGER PRIMARY KEY AUTOINCREMENT,
+			thread_id TEXT NOT NULL,
+			body BLOB NOT NULL)`,
+	`CREATE INDEX IF NOT EXISTS checkpoint_messages_thread ON checkpoint_messages(thread_id, id)`,
+	`ALTER TABLE checkpoints ADD COLUMN messages TEXT`,
+	`ALTER TABLE checkpoints ADD COLUMN drops INTEGER NOT NULL DEFAULT 1`,
+	`CREATE INDEX IF NOT EXISTS checkpoints_thread_drops ON checkpoints(thread_id) WHERE drops = 1`,
 }
 
 // now returns the current time at the precision every store keeps
@@ -437,7 +466,8 @@ func (s *Store) DeleteThread(ctx context.Context, id string) error {
 	if n, _ := res.RowsAffected(); n == 0 {
 		return fmt.Errorf("thread %q: %w", id, store.ErrNotFound)
 	}
-	for _, st := range []string{`DELETE FROM checkpoints WHERE thread_id = ?`, `DELETE FROM runs WHERE thread_id = ?`} {
+	for _, st := range []string{`DELETE FROM checkpoints WHERE thread_id = ?`, `DELETE FROM checkpoint_messages WHERE thread_id = ?`,
+		`DELETE FROM runs WHERE thread_id = ?`} {
 		if _, err := tx.ExecContext(ctx, st, id); err != nil {
 			return fmt.Errorf("sqlite: delete thread: %w", err)
 		}
@@ -445,133 +475,8 @@ func (s *Store) DeleteThread(ctx context.Context, id string) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: delete thread: %w", err)
 	}
+	s.parents.Forget(id)
 	return nil
-}
-
-// PutCheckpoint implements store.Store.
-func (s *Store) PutCheckpoint(ctx context.Context, cp *store.Checkpoint) error {
-	state := cp.State
-	if state == nil {
-		state = &thread.State{}
-	}
-	blob, err := json.Marshal(state)
-	if err != nil {
-		return fmt.Errorf("sqlite: encode state: %w", err)
-	}
-	meta, err := encodeMeta(cp.Metadata)
-	if err != nil {
-		return err
-	}
-	if cp.ID == "" {
-		id, err := uuid.NewV7()
-		if err != nil {
-			return fmt.Errorf("sqlite: checkpoint id: %w", err)
-		}
-		cp.ID = id.String()
-	}
-	if cp.CreatedAt.IsZero() {
-		cp.CreatedAt = now()
-	}
-	tx, err := s.writer.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("sqlite: put checkpoint: %w", err)
-	}
-	defer tx.Rollback()
-	res, err := tx.StmtContext(ctx, s.touchThread).ExecContext(ctx, toNanos(cp.CreatedAt), state.Title, state.Title, cp.ThreadID)
-	if err != nil {
-		return fmt.Errorf("sqlite: put checkpoint: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("thread %q: %w", cp.ThreadID, store.ErrNotFound)
-	}
-	_, err = tx.StmtContext(ctx, s.insertCheckpoint).ExecContext(ctx,
-		cp.ThreadID, cp.ID, cp.ParentID, cp.RunID, cp.Step, blob, meta, toNanos(cp.CreatedAt))
-	if err != nil {
-		if isUniqueViolation(err) {
-			return fmt.Errorf("checkpoint %q: %w", cp.ID, store.ErrExists)
-		}
-		return fmt.Errorf("sqlite: put checkpoint: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlite: put checkpoint: %w", err)
-	}
-	return nil
-}
-
-const checkpointCols = `id, thread_id, parent_id, run_id, step, state, metadata, created_at`
-
-func scanCheckpoint(r scanner) (*store.Checkpoint, error) {
-	var cp store.Checkpoint
-	var blob []byte
-	var meta string
-	var created int64
-	if err := r.Scan(&cp.ID, &cp.ThreadID, &cp.ParentID, &cp.RunID, &cp.Step, &blob, &meta, &created); err != nil {
-		return nil, err
-	}
-	var st thread.State
-	if err := json.Unmarshal(blob, &st); err != nil {
-		return nil, fmt.Errorf("decode state of checkpoint %s: %w", cp.ID, err)
-	}
-	m, err := decodeMeta(meta)
-	if err != nil {
-		return nil, err
-	}
-	cp.State, cp.Metadata, cp.CreatedAt = &st, m, fromNanos(created)
-	return &cp, nil
-}
-
-// LatestCheckpoint implements store.Store.
-func (s *Store) LatestCheckpoint(ctx context.Context, threadID string) (*store.Checkpoint, error) {
-	cp, err := scanCheckpoint(s.latestCheckpoint.QueryRowContext(ctx, threadID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("checkpoint of thread %q: %w", threadID, store.ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: latest checkpoint: %w", err)
-	}
-	return cp, nil
-}
-
-// GetCheckpoint implements store.Store.
-func (s *Store) GetCheckpoint(ctx context.Context, threadID, id string) (*store.Checkpoint, error) {
-	cp, err := scanCheckpoint(s.reader.QueryRowContext(ctx,
-		`SELECT `+checkpointCols+` FROM checkpoints WHERE thread_id = ? AND id = ?`, threadID, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("checkpoint %q of thread %q: %w", id, threadID, store.ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: get checkpoint: %w", err)
-	}
-	return cp, nil
-}
-
-// ListCheckpoints implements store.Store.
-func (s *Store) ListCheckpoints(ctx context.Context, threadID string, limit int, before string) ([]*store.Checkpoint, error) {
-	query := `SELECT ` + checkpointCols + ` FROM checkpoints WHERE thread_id = ?`
-	args := []any{threadID}
-	if before != "" {
-		query += ` AND seq < (SELECT seq FROM checkpoints WHERE thread_id = ? AND id = ?)`
-		args = append(args, threadID, before)
-	}
-	query += ` ORDER BY seq DESC`
-	if limit > 0 {
-		query += ` LIMIT ?`
-		args = append(args, limit)
-	}
-	rows, err := s.reader.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: list checkpoints: %w", err)
-	}
-	defer rows.Close()
-	var out []*store.Checkpoint
-	for rows.Next() {
-		cp, err := scanCheckpoint(rows)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: list checkpoints: %w", err)
-		}
-		out = append(out, cp)
-	}
-	return out, rows.Err()
 }
 
 // CreateRun implements store.Store. The run is owned by this process.
