@@ -51,6 +51,9 @@ type Config struct {
 	// Memory is DeerFlow's long-term memory (memory.go); off without the
 	// section.
 	Memory Memory `yaml:"memory"`
+	// Tracing is DeerFlow's LangSmith and Langfuse tracing, sent over
+	// OTLP (tracing.go).
+	Tracing Tracing `yaml:"tracing"`
 
 	// SafetyFinishReason drops the tool calls of a response the provider
 	// stopped for safety (safety_finish_reason.go).

@@ -465,9 +465,9 @@ sandbox:
 }
 
 func TestIgnoredSections(t *testing.T) {
-	src := "scheduler:\n  enabled: true\n  token: $UNSET\ntracing: null\nlog_level: debug\n"
+	src := "scheduler:\n  enabled: true\n  token: $UNSET\nsuggestions: null\nlog_level: debug\n"
 	c := mustParse(t, src, nil)
-	if diff := cmp.Diff([]string{"log_level", "scheduler", "tracing"}, c.Ignored); diff != "" {
+	if diff := cmp.Diff([]string{"log_level", "scheduler", "suggestions"}, c.Ignored); diff != "" {
 		t.Errorf("Ignored (-want +got):\n%s", diff)
 	}
 }
@@ -583,5 +583,26 @@ func TestSkillsPath(t *testing.T) {
 	}
 	if got := c.SkillsPath(env); got != "/opt/skills" {
 		t.Errorf("SkillsPath with env = %q", got)
+	}
+}
+
+func TestTracingSection(t *testing.T) {
+	src := "tracing:\n  langsmith: {enabled: true, api_key: k, project: p}\n  langfuse: {enabled: false, host: https://lf.example}\n"
+	c := mustParse(t, src, nil)
+	want := Tracing{LangSmith: LangSmithTracing{Enabled: true, APIKey: "k", Project: "p"},
+		Langfuse: LangfuseTracing{Host: "https://lf.example"}}
+	if diff := cmp.Diff(want, c.Tracing); diff != "" {
+		t.Errorf("Tracing (-want +got):\n%s", diff)
+	}
+	if strings.Contains(strings.Join(c.Ignored, ","), "tracing") {
+		t.Errorf("tracing is reported ignored: %v", c.Ignored)
+	}
+	_, err := Parse("config.yaml", []byte("tracing:\n  monocle: {enabled: true}\n"), nil)
+	if err == nil || !strings.Contains(err.Error(), "tracing.monocle.enabled") {
+		t.Errorf("monocle enabled: err = %v, want one naming tracing.monocle.enabled", err)
+	}
+	_, err = Parse("config.yaml", []byte("tracing:\n  langsmith: {enabld: true}\n"), nil)
+	if err == nil || !strings.Contains(err.Error(), "enabld") {
+		t.Errorf("typo: err = %v, want one naming enabld", err)
 	}
 }

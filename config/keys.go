@@ -32,7 +32,7 @@ func implementedSections() []string {
 	return []string{
 		"acp_agents", "agents_api", "allow_unenforced", "authorization", "config_version", "database", "gateway", "guardrails", "loop_detection", "memory", "models",
 		"read_before_write", "safety_finish_reason", "sandbox", "skill_evolution", "skill_scan", "skills",
-		"subagents", "summarization", "title", "token_budget", "token_usage", "tool_groups", "tool_output", "tool_policy", "tool_progress", "tool_search", "tools", "uploads",
+		"subagents", "summarization", "title", "token_budget", "token_usage", "tool_groups", "tool_output", "tool_policy", "tool_progress", "tool_search", "tools", "tracing", "uploads",
 	}
 }
 
@@ -45,7 +45,7 @@ func deerFlowSections() []string {
 		"input_polish", "llm_call", "log_level", "logging",
 		"max_recursion_limit", "mcp_tasks", "middlewares", "plugins",
 		"run_events", "run_ownership", "scheduler",
-		"stream_bridge", "suggestions", "tracing",
+		"stream_bridge", "suggestions",
 	}
 }
 

@@ -131,7 +131,7 @@ func TestConfigSchemaDocuments(t *testing.T) {
 		},
 		{
 			name:  "DeerFlow sections",
-			doc:   "memory: {enabled: true}\ntracing: {enabled: true}\nlog_level: info\n",
+			doc:   "memory: {enabled: true}\nscheduler: {enabled: true}\nlog_level: info\n",
 			valid: true, loads: true,
 		},
 		{

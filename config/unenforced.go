@@ -73,7 +73,6 @@ func deerFlowSectionRules() []sectionRule {
 		{"scheduler", nil, "runs scheduled tasks in the background; Antler runs none"},
 		{"stream_bridge", nil, "how live events reach other workers; Antler streams from its own store"},
 		{"suggestions", nil, "follow-up suggestions shown after a reply; no restriction"},
-		{"tracing", nil, "tracing exporters; no restriction"},
 	}
 }
 

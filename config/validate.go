@@ -41,6 +41,7 @@ func (p *parser) validate() {
 	p.validateAuthorization()
 	p.validateToolPolicy()
 	p.validateMemory()
+	p.validateTracing()
 
 	if cp := c.Skills.ContainerPath; !strings.HasPrefix(cp, "/") {
 		p.invalid("skills.container_path", "must be an absolute path, got %q", cp)
