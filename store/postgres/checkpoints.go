@@ -2,15 +2,15 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/antlerhq/antler/store"
-	"github.com/antlerhq/antler/thread"
+	"github.com/antlerhq/antler/store/cpmsg"
 )
 
 // ErrLeaseLost is returned by PutCheckpoint for a checkpoint of a run
@@ -19,33 +19,40 @@ import (
 // is the only writer.
 var ErrLeaseLost = errors.New("postgres: the thread is leased to another run")
 
-// putCheckpoint bumps the thread and appends the checkpoint in one
-// statement (one round trip, one implicit transaction). A checkpoint of
-// a run is written only while no other run holds the thread's lease.
+// putCheckpoint bumps the thread, writes the new message rows and
+// appends the checkpoint in one statement (one round trip, one implicit
+// transaction). A checkpoint of a run is written only while no other run
+// holds the thread's lease, and one that reuses message rows of its
+// parent ($12) only while that parent exists (retention may have deleted
+// it since).
 const putCheckpoint = `WITH t AS (
 	UPDATE antler_threads SET updated_at = $8,
 		title = CASE WHEN $9 = '' THEN title ELSE $9 END
 	WHERE id = $1
 	  AND ($4 = '' OR NOT EXISTS (
 		SELECT 1 FROM antler_run_leases l WHERE l.thread_id = $1 AND l.run_id <> $4))
-	RETURNING id)
-INSERT INTO antler_checkpoints (thread_id, id, parent_id, run_id, step, state, metadata, created_at)
-SELECT t.id, $2, $3, $4, $5, $6, $7, $8 FROM t`
+	  AND ($12 = '' OR EXISTS (
+		SELECT 1 FROM antler_checkpoints p WHERE p.thread_id = $1 AND p.id = $12))
+	RETURNING id),
+m AS (
+	INSERT INTO antler_checkpoint_messages (id, thread_id, body)
+	SELECT u.id, t.id, u.body::json FROM t, unnest($13::bigint[], $14::text[]) AS u(id, body))
+INSERT INTO antler_checkpoints (thread_id, id, parent_id, run_id, step, state, metadata, created_at, messages, drops)
+SELECT t.id, $2, $3, $4, $5, $6, $7, $8, $10, $11 FROM t`
 
-// PutCheckpoint implements store.Store. It returns ErrLeaseLost (and
+// errParentGone: the parent whose message rows a write reused was
+// deleted before the write; it is planned again without them.
+var errParentGone = errors.New("postgres: the parent checkpoint is gone")
+
+// PutCheckpoint implements store.Store. It writes the state's new
+// messages (those not in the parent checkpoint) as message rows and a
+// checkpoint row that refers to all of them; every store.PruneEvery steps
+// it then enforces the retention policy. It returns ErrLeaseLost (and
 // writes nothing) when cp.RunID is set and another run holds the
 // thread's lease. After a transient error it is retried; a retry first
 // looks for the checkpoint (its id is fixed before the first attempt),
 // so that a write that committed is not reported as a duplicate.
 func (s *Store) PutCheckpoint(ctx context.Context, cp *store.Checkpoint) error {
-	state := cp.State
-	if state == nil {
-		state = &thread.State{}
-	}
-	blob, err := json.Marshal(state)
-	if err != nil {
-		return fmt.Errorf("postgres: encode state: %w", err)
-	}
 	meta, err := encodeMeta(cp.Metadata)
 	if err != nil {
 		return err
@@ -60,23 +67,127 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp *store.Checkpoint) error {
 	if cp.CreatedAt.IsZero() {
 		cp.CreatedAt = now()
 	}
-	err = s.retry.do(ctx, "put checkpoint", func(ctx context.Context, attempt int) error {
-		if attempt > 1 {
-			// An earlier attempt may have committed before its
-			// connection died: then this checkpoint is stored already.
-			if done, err := s.checkpointStored(ctx, cp); done || err != nil {
+	var w *write
+	for range 2 {
+		if w, err = s.planWrite(ctx, cp, w == nil); err != nil {
+			return err
+		}
+		err = s.retry.do(ctx, "put checkpoint", func(ctx context.Context, attempt int) error {
+			if attempt > 1 {
+				// An earlier attempt may have committed before its
+				// connection died: then this checkpoint is stored already.
+				if done, err := s.checkpointStored(ctx, cp); done || err != nil {
+					return err
+				}
+			}
+			return s.putCheckpoint(ctx, cp, w, meta)
+		})
+		if !errors.Is(err, errParentGone) {
+			break
+		}
+		s.parents.Forget(cp.ThreadID)
+	}
+	if err != nil {
+		return err
+	}
+	s.parents.Put(cp.ThreadID, w.plan.Parent(cp.ID))
+	if s.retention.Prunes(cp.Step) {
+		if err := s.prune(ctx, cp.ThreadID); err != nil {
+			// The checkpoint is written; the next pruning step retries.
+			s.logger.Warn("checkpoint retention failed", "thread_id", cp.ThreadID, "err", err)
+		}
+	}
+	return nil
+}
+
+// write is a planned checkpoint write.
+type write struct {
+	plan     *cpmsg.Plan
+	reuses   string // the parent whose message rows the plan reuses ("": none)
+	drops    bool
+	ranges   []byte
+	newIDs   []int64
+	newBodys []string
+}
+
+// planWrite matches cp's messages against its parent's (with parent
+// false, against none: every message is new) and allocates the ids of
+// the new message rows.
+func (s *Store) planWrite(ctx context.Context, cp *store.Checkpoint, parent bool) (*write, error) {
+	var p *cpmsg.Parent
+	legacy := false
+	if parent && cp.ParentID != "" {
+		var err error
+		if p, legacy, err = s.parentOf(ctx, cp); err != nil {
+			return nil, fmt.Errorf("postgres: put checkpoint: %w", err)
+		}
+	}
+	plan, err := cpmsg.NewPlan(cp.State, p)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	w := &write{plan: plan, drops: plan.Drops || legacy || !parent}
+	if p != nil && len(plan.New) < len(plan.Refs) {
+		w.reuses = p.CheckpointID
+	}
+	if len(plan.New) > 0 {
+		err := s.retry.do(ctx, "put checkpoint", func(ctx context.Context, _ int) error {
+			rows, err := s.pool.Query(ctx, `SELECT nextval(pg_get_serial_sequence('antler_checkpoint_messages', 'id'))
+				FROM generate_series(1, $1)`, len(plan.New))
+			if err != nil {
 				return err
 			}
+			w.newIDs, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("postgres: put checkpoint: message ids: %w", err)
 		}
-		return s.putCheckpoint(ctx, cp, blob, meta, state.Title)
+		slices.Sort(w.newIDs)
+		for k, i := range plan.New {
+			plan.Refs[i].ID = w.newIDs[k]
+			w.newBodys = append(w.newBodys, string(plan.Refs[i].Body))
+		}
+	}
+	if w.ranges, err = plan.Ranges(); err != nil {
+		return nil, fmt.Errorf("postgres: put checkpoint: %w", err)
+	}
+	return w, nil
+}
+
+// parentOf returns the message rows of cp's parent checkpoint: nil when
+// it has none or it was written before schema 5 (legacy true: its
+// messages have no rows).
+func (s *Store) parentOf(ctx context.Context, cp *store.Checkpoint) (*cpmsg.Parent, bool, error) {
+	if p := s.parents.Get(cp.ThreadID, cp.ParentID); p != nil {
+		return p, false, nil
+	}
+	var rows []row
+	err := s.retry.do(ctx, "put checkpoint", func(ctx context.Context, _ int) error {
+		var err error
+		rows, err = s.readCheckpoints(ctx, true, `SELECT `+checkpointCols+` FROM antler_checkpoints WHERE thread_id = $1 AND id = $2`,
+			cp.ThreadID, cp.ParentID)
+		return err
 	})
-	return err
+	if err != nil || len(rows) == 0 {
+		return nil, false, err
+	}
+	return rows[0].parent, rows[0].parent == nil, nil
 }
 
 // putCheckpoint is one attempt of PutCheckpoint.
-func (s *Store) putCheckpoint(ctx context.Context, cp *store.Checkpoint, blob, meta []byte, title string) error {
+func (s *Store) putCheckpoint(ctx context.Context, cp *store.Checkpoint, w *write, meta []byte) error {
+	title := ""
+	if cp.State != nil {
+		title = cp.State.Title
+	}
+	newIDs, newBodies := w.newIDs, w.newBodys
+	if newIDs == nil {
+		newIDs, newBodies = []int64{}, []string{}
+	}
 	tag, err := s.pool.Exec(ctx, putCheckpoint,
-		cp.ThreadID, cp.ID, cp.ParentID, cp.RunID, cp.Step, blob, meta, cp.CreatedAt, title)
+		cp.ThreadID, cp.ID, cp.ParentID, cp.RunID, cp.Step, w.plan.State, meta, cp.CreatedAt, title,
+		w.ranges, w.drops, w.reuses, newIDs, newBodies)
 	if pgCode(err) == uniqueViolation {
 		return fmt.Errorf("checkpoint %q: %w", cp.ID, store.ErrExists)
 	}
@@ -86,10 +197,12 @@ func (s *Store) putCheckpoint(ctx context.Context, cp *store.Checkpoint, blob, m
 	if tag.RowsAffected() == 1 {
 		return nil
 	}
-	// Nothing written: a missing thread, or the lease fence.
+	// Nothing written: a missing thread, the lease fence, or a parent gone.
 	var holder string
-	err = s.pool.QueryRow(ctx, `SELECT coalesce((SELECT run_id FROM antler_run_leases WHERE thread_id = $1), '')
-		FROM antler_threads WHERE id = $1`, cp.ThreadID).Scan(&holder)
+	var parent bool
+	err = s.pool.QueryRow(ctx, `SELECT coalesce((SELECT run_id FROM antler_run_leases WHERE thread_id = $1), ''),
+		EXISTS (SELECT 1 FROM antler_checkpoints WHERE thread_id = $1 AND id = $2)
+		FROM antler_threads WHERE id = $1`, cp.ThreadID, w.reuses).Scan(&holder, &parent)
 	switch {
 	case isNoRows(err):
 		return fmt.Errorf("thread %q: %w", cp.ThreadID, store.ErrNotFound)
@@ -97,6 +210,8 @@ func (s *Store) putCheckpoint(ctx context.Context, cp *store.Checkpoint, blob, m
 		return fmt.Errorf("postgres: put checkpoint: %w", err)
 	case holder != "" && holder != cp.RunID:
 		return fmt.Errorf("checkpoint of run %s on thread %q (held by run %s): %w", cp.RunID, cp.ThreadID, holder, ErrLeaseLost)
+	case w.reuses != "" && !parent:
+		return errParentGone
 	}
 	return fmt.Errorf("postgres: put checkpoint on thread %q: not written", cp.ThreadID)
 }
@@ -118,88 +233,4 @@ func (s *Store) checkpointStored(ctx context.Context, cp *store.Checkpoint) (boo
 		return false, fmt.Errorf("checkpoint %q: %w", cp.ID, store.ErrExists)
 	}
 	return true, nil
-}
-
-const checkpointCols = `id, thread_id, parent_id, run_id, step, state, metadata, created_at`
-
-func scanCheckpoint(r pgx.Row) (*store.Checkpoint, error) {
-	var cp store.Checkpoint
-	var blob, meta []byte
-	if err := r.Scan(&cp.ID, &cp.ThreadID, &cp.ParentID, &cp.RunID, &cp.Step, &blob, &meta, &cp.CreatedAt); err != nil {
-		return nil, err
-	}
-	var st thread.State
-	if err := json.Unmarshal(blob, &st); err != nil {
-		return nil, fmt.Errorf("decode state of checkpoint %s: %w", cp.ID, err)
-	}
-	m, err := decodeMeta(meta)
-	if err != nil {
-		return nil, err
-	}
-	cp.State, cp.Metadata, cp.CreatedAt = &st, m, cp.CreatedAt.UTC()
-	return &cp, nil
-}
-
-// LatestCheckpoint implements store.Store.
-func (s *Store) LatestCheckpoint(ctx context.Context, threadID string) (*store.Checkpoint, error) {
-	var cp *store.Checkpoint
-	err := s.retry.do(ctx, "latest checkpoint", func(ctx context.Context, _ int) error {
-		var err error
-		cp, err = scanCheckpoint(s.pool.QueryRow(ctx,
-			`SELECT `+checkpointCols+` FROM antler_checkpoints WHERE thread_id = $1 ORDER BY seq DESC LIMIT 1`, threadID))
-		return err
-	})
-	if isNoRows(err) {
-		return nil, fmt.Errorf("checkpoint of thread %q: %w", threadID, store.ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("postgres: latest checkpoint: %w", err)
-	}
-	return cp, nil
-}
-
-// GetCheckpoint implements store.Store.
-func (s *Store) GetCheckpoint(ctx context.Context, threadID, id string) (*store.Checkpoint, error) {
-	var cp *store.Checkpoint
-	err := s.retry.do(ctx, "get checkpoint", func(ctx context.Context, _ int) error {
-		var err error
-		cp, err = scanCheckpoint(s.pool.QueryRow(ctx,
-			`SELECT `+checkpointCols+` FROM antler_checkpoints WHERE thread_id = $1 AND id = $2`, threadID, id))
-		return err
-	})
-	if isNoRows(err) {
-		return nil, fmt.Errorf("checkpoint %q of thread %q: %w", id, threadID, store.ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("postgres: get checkpoint: %w", err)
-	}
-	return cp, nil
-}
-
-// ListCheckpoints implements store.Store.
-func (s *Store) ListCheckpoints(ctx context.Context, threadID string, limit int, before string) ([]*store.Checkpoint, error) {
-	query := `SELECT ` + checkpointCols + ` FROM antler_checkpoints WHERE thread_id = $1`
-	args := []any{threadID}
-	if before != "" {
-		query += ` AND seq < (SELECT seq FROM antler_checkpoints WHERE thread_id = $1 AND id = $2)`
-		args = append(args, before)
-	}
-	query += ` ORDER BY seq DESC`
-	if limit > 0 {
-		args = append(args, limit)
-		query += fmt.Sprintf(` LIMIT $%d`, len(args))
-	}
-	var out []*store.Checkpoint
-	err := s.retry.do(ctx, "list checkpoints", func(ctx context.Context, _ int) error {
-		rows, err := s.pool.Query(ctx, query, args...)
-		if err != nil {
-			return err
-		}
-		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (*store.Checkpoint, error) { return scanCheckpoint(r) })
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("postgres: list checkpoints: %w", err)
-	}
-	return out, nil
 }

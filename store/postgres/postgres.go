@@ -1,7 +1,8 @@
 // Package postgres is the PostgreSQL [store.Store], for several gateway
 // replicas sharing threads, checkpoints and runs. It uses
-// github.com/jackc/pgx/v5 (pgxpool). A checkpoint is one row; its state is
-// a json column (kept byte for byte, so that raw tool arguments round-trip
+// github.com/jackc/pgx/v5 (pgxpool). A checkpoint is one row, whose
+// messages are rows of their own shared by every checkpoint that holds
+// them (see package store/cpmsg); its state is a json column (kept byte for byte, so that raw tool arguments round-trip
 // exactly, and still queryable with SQL's JSON operators); metadata
 // columns are jsonb.
 //
@@ -31,6 +32,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/antlerhq/antler/store"
+	"github.com/antlerhq/antler/store/cpmsg"
 )
 
 // Options configure Open. The zero value is ready to use.
@@ -45,6 +47,9 @@ type Options struct {
 	// Retry bounds the retries of statements that failed on a transient
 	// connection error; the zero value is the default.
 	Retry RetryOptions
+	// Retention is the checkpoint retention policy (config
+	// database.checkpoint_retention); the zero value is the default.
+	Retention store.Retention
 	// Logger receives migration notes and retries; nil discards.
 	Logger *slog.Logger
 }
@@ -52,10 +57,13 @@ type Options struct {
 // Store is a PostgreSQL-backed store.Store. It is safe for concurrent use.
 type Store struct {
 	// immutable after Open
-	pool   *pgxpool.Pool
-	schema string
-	retry  retrier // shared with Leases
-	logger *slog.Logger
+	pool      *pgxpool.Pool
+	schema    string
+	retry     retrier // shared with Leases
+	logger    *slog.Logger
+	retention store.Retention
+	// parents remembers each thread's newest checkpoint's message rows.
+	parents cpmsg.Cache
 }
 
 var _ store.Store = (*Store)(nil)
@@ -82,7 +90,7 @@ func Open(ctx context.Context, url string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", redact(err))
 	}
-	s := &Store{pool: pool, schema: o.Schema, retry: newRetrier(o.Retry, logger), logger: logger}
+	s := &Store{pool: pool, schema: o.Schema, retry: newRetrier(o.Retry, logger), logger: logger, retention: o.Retention}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err

@@ -153,6 +153,9 @@ func TestMigratesVersion2(t *testing.T) {
 	}
 	// Turn it back into a version 2 schema, as the previous Antler wrote.
 	for _, q := range []string{
+		`DROP TABLE antler_checkpoint_messages`,
+		`ALTER TABLE antler_checkpoints DROP COLUMN messages`,
+		`ALTER TABLE antler_checkpoints DROP COLUMN drops`,
 		`ALTER TABLE antler_runs DROP COLUMN token_usage`,
 		`ALTER TABLE antler_runs DROP COLUMN owner`,
 		`DROP INDEX antler_runs_active`,

@@ -170,6 +170,7 @@ func (s *Store) DeleteThread(ctx context.Context, id string) error {
 		}
 		// A retry that finds nothing to delete may follow an attempt
 		// that deleted it: the thread is gone either way.
+		s.parents.Forget(id)
 		if tag.RowsAffected() == 0 && attempt == 1 {
 			return fmt.Errorf("thread %q: %w", id, store.ErrNotFound)
 		}
