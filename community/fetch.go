@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,7 +29,25 @@ const (
 	FetchDirect = "direct" // default: Antler fetches the page itself
 	FetchJina   = "jina"   // the Jina reader (r.jina.ai)
 	FetchTavily = "tavily" // Tavily extract
+
+	FetchExa         = "exa"         // Exa /contents
+	FetchFirecrawl   = "firecrawl"   // Firecrawl /v2/scrape
+	FetchFastCRW     = "fastcrw"     // fastCRW, Firecrawl-compatible
+	FetchGroundRoute = "groundroute" // GroundRoute mode=page
+	FetchInfoQuest   = "infoquest"   // the InfoQuest reader
+	FetchCrawl4AI    = "crawl4ai"    // a self-hosted Crawl4AI server
+	FetchBrowserless = "browserless" // Browserless /content (headless Chrome)
 )
+
+// fetchProviders lists the providers in the order of error messages.
+var fetchProviders = []string{FetchDirect, FetchJina, FetchTavily, FetchExa, FetchFirecrawl, FetchFastCRW,
+	FetchGroundRoute, FetchInfoQuest, FetchCrawl4AI, FetchBrowserless}
+
+// resolvingProviders are the delegated fetchers whose target host is
+// resolved and screened before the request (DeerFlow screens these
+// self-hosted renderers the same way), since the renderer, not Antler,
+// connects to it.
+var resolvingProviders = []string{FetchCrawl4AI, FetchBrowserless, FetchFastCRW}
 
 // Defaults of FetchOptions.
 const (
@@ -42,10 +61,12 @@ const (
 // FetchOptions configure web_fetch. The zero value fetches directly with
 // the SSRF guard on and DeerFlow's 4096-character output cap.
 type FetchOptions struct {
-	// Provider is "direct" (or ""), "jina" or "tavily". APIKey, BaseURL
-	// (the Jina endpoint, default https://r.jina.ai/; Tavily's base,
-	// default https://api.tavily.com), Proxy and TrustEnv apply to the
-	// providers; Timeout (default 10 s) applies to all.
+	// Provider is "direct" (or ""), "jina", "tavily", "exa",
+	// "firecrawl", "fastcrw", "groundroute", "infoquest", "crawl4ai" or
+	// "browserless". APIKey, BaseURL (the Jina endpoint, default
+	// https://r.jina.ai/; each provider's base otherwise, see its file),
+	// Proxy and TrustEnv apply to the providers; Timeout (default 10 s,
+	// 30 s for crawl4ai and browserless) applies to all.
 	ProviderOptions `yaml:",inline"`
 	// MaxChars caps the returned document in characters (default 4096,
 	// as DeerFlow); a cut is marked at the end.
@@ -62,6 +83,17 @@ type FetchOptions struct {
 	// NetworkIsolationConfirmed is accepted for DeerFlow configs of
 	// delegated fetchers; Antler does not use it.
 	NetworkIsolationConfirmed bool `yaml:"network_isolation_confirmed"`
+	// BrowserlessOptions are Browserless's token and waits; Token is
+	// Crawl4AI's bearer token too.
+	BrowserlessOptions `yaml:",inline"`
+	// Filter is Crawl4AI's markdown filter: "fit" (default), "raw",
+	// "bm25" or "llm".
+	Filter string `yaml:"filter"`
+	// FetchTime and NavigationTimeout are InfoQuest's wait after the page
+	// loaded and its navigation timeout, in seconds; 0 or -1 sends none.
+	// InfoQuest also receives Timeout.
+	FetchTime         float64 `yaml:"fetch_time"`
+	NavigationTimeout float64 `yaml:"navigation_timeout"`
 
 	// Resolver resolves host names for the guard and the dialer; nil is
 	// net.DefaultResolver. Tests inject one.
@@ -84,13 +116,17 @@ type Fetcher struct {
 
 // NewFetcher validates o (the zero value means defaults) and returns a Fetcher.
 func NewFetcher(o FetchOptions) (*Fetcher, error) {
-	switch o.Provider {
-	case "", FetchDirect, FetchJina, FetchTavily:
-	default:
-		return nil, fmt.Errorf("unknown web_fetch provider %q (want direct, jina or tavily)", o.Provider)
+	if o.Provider != "" && !slices.Contains(fetchProviders, o.Provider) {
+		return nil, fmt.Errorf("unknown web_fetch provider %q (want %s)", o.Provider, strings.Join(fetchProviders, ", "))
 	}
 	if err := o.validate(); err != nil {
 		return nil, err
+	}
+	if err := o.validateWaits(); err != nil {
+		return nil, err
+	}
+	if o.Filter != "" && !slices.Contains(crawl4aiFilters, o.Filter) {
+		return nil, fmt.Errorf("filter %q: want %s", o.Filter, strings.Join(crawl4aiFilters, ", "))
 	}
 	if o.MaxChars < 0 || o.MaxBytes < 0 || o.MaxRedirects < 0 {
 		return nil, errors.New("max_chars, max_bytes and max_redirects must not be negative")
@@ -119,8 +155,19 @@ func NewFetcher(o FetchOptions) (*Fetcher, error) {
 		MaxResponseHeaderBytes: 1 << 20,
 	}
 	f.direct = &http.Client{Transport: f.transport, CheckRedirect: f.checkRedirect}
-	f.provider = o.client(defaultFetchTimeout)
+	f.provider = o.client(f.providerTimeout())
 	return f, nil
+}
+
+// providerTimeout is the request timeout of the provider: the configured
+// one, else 30 s for the renderers (Browserless, Crawl4AI), as DeerFlow,
+// else 10 s.
+func (f *Fetcher) providerTimeout() time.Duration {
+	switch f.opts.Provider {
+	case FetchBrowserless, FetchCrawl4AI:
+		return f.opts.timeout(defaultBrowserlessTimeout)
+	}
+	return f.opts.timeout(defaultFetchTimeout)
 }
 
 // Close releases the fetcher's idle connections.
@@ -158,6 +205,14 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if slices.Contains(resolvingProviders, f.opts.Provider) {
+		if _, err := f.guard.Resolve(ctx, u.Hostname()); err != nil {
+			if ctx.Err() != nil {
+				return "", ctx.Err()
+			}
+			return "", err
+		}
+	}
 	var doc string
 	var cutBytes bool
 	switch f.opts.Provider {
@@ -165,6 +220,20 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (string, error) {
 		doc, cutBytes, err = f.fetchJina(ctx, u)
 	case FetchTavily:
 		doc, err = f.fetchTavily(ctx, u)
+	case FetchExa:
+		doc, err = f.fetchExa(ctx, u)
+	case FetchFirecrawl:
+		doc, err = newFirecrawl(&f.opts.ProviderOptions, f.provider).scrape(ctx, u, f.opts.MaxBytes)
+	case FetchFastCRW:
+		doc, err = newFastCRW(&f.opts.ProviderOptions, f.provider).scrape(ctx, u, f.opts.MaxBytes)
+	case FetchGroundRoute:
+		doc, err = f.fetchGroundRoute(ctx, u)
+	case FetchInfoQuest:
+		doc, cutBytes, err = f.fetchInfoQuest(ctx, u)
+	case FetchCrawl4AI:
+		doc, cutBytes, err = f.fetchCrawl4AI(ctx, u)
+	case FetchBrowserless:
+		doc, cutBytes, err = f.fetchBrowserless(ctx, u)
 	default:
 		doc, cutBytes, err = f.fetchDirect(ctx, u)
 	}

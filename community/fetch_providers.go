@@ -128,6 +128,26 @@ func postJSON(ctx context.Context, c *http.Client, endpoint, key string, body an
 	return doJSON(c, req, maxBytes, out)
 }
 
+// postJSONHeader posts body as JSON with the given headers (a provider's
+// own key header) and decodes a JSON response into out, with postJSON's
+// errors.
+func postJSONHeader(ctx context.Context, c *http.Client, endpoint string, header http.Header, body any, maxBytes int64, out any) error {
+	payload, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(payload))
+	if err != nil {
+		return fmt.Errorf("request failed: %v", err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	return doJSON(c, req, maxBytes, out)
+}
+
 // doJSON runs req and decodes a 2xx JSON response into out.
 func doJSON(c *http.Client, req *http.Request, maxBytes int64, out any) error {
 	resp, err := c.Do(req)

@@ -69,7 +69,8 @@ type ImageSearcher struct {
 }
 
 // NewImageSearcher validates opts (the zero value means defaults) and returns an
-// ImageSearcher. Providers: ddg (default), brave, searxng.
+// ImageSearcher. Providers: ddg (default), brave, searxng, serper,
+// infoquest.
 func NewImageSearcher(opts SearchOptions) (*ImageSearcher, error) {
 	o, err := normalizeSearchOptions(opts)
 	if err != nil {
@@ -84,8 +85,12 @@ func NewImageSearcher(opts SearchOptions) (*ImageSearcher, error) {
 		s.provider, s.maxCap = &brave{opts: &s.opts, client: c}, 200
 	case ProviderSearXNG:
 		s.provider, s.maxCap = &searxng{opts: &s.opts, client: c}, 100
+	case ProviderSerper:
+		s.provider, s.maxCap = &serper{opts: &s.opts, client: c}, serperMaxResults
+	case ProviderInfoQuest:
+		s.provider, s.maxCap = &infoquest{opts: &s.opts.ProviderOptions, client: c, so: &s.opts}, 100
 	default:
-		return nil, fmt.Errorf("unknown image_search provider %q (want ddg, brave or searxng)", o.Provider)
+		return nil, fmt.Errorf("unknown image_search provider %q (want ddg, brave, searxng, serper or infoquest)", o.Provider)
 	}
 	return s, nil
 }

@@ -23,6 +23,13 @@ const (
 	ProviderTavily  = "tavily"
 	ProviderSearXNG = "searxng"
 	ProviderBrave   = "brave"
+
+	ProviderExa         = "exa"
+	ProviderSerper      = "serper"
+	ProviderFirecrawl   = "firecrawl"
+	ProviderFastCRW     = "fastcrw" // Firecrawl-compatible
+	ProviderGroundRoute = "groundroute"
+	ProviderInfoQuest   = "infoquest"
 )
 
 // Defaults of SearchOptions.
@@ -67,6 +74,21 @@ type SearchOptions struct {
 	Spellcheck *bool  `yaml:"spellcheck"`
 	// Language is passed to SearXNG.
 	Language string `yaml:"language"`
+	// SearchType is Exa's search type: "auto" (default), "neural",
+	// "keyword" or "fast".
+	SearchType string `yaml:"search_type"`
+	// ContentsMaxCharacters caps the highlight text of each Exa result
+	// (default 1000, as DeerFlow).
+	ContentsMaxCharacters int `yaml:"contents_max_characters"`
+	// SearchTimeRange limits InfoQuest web results to the last n days; 0
+	// or -1 (DeerFlow's "disabled") sends no limit.
+	SearchTimeRange int `yaml:"search_time_range"`
+	// ImageSearchTimeRange limits InfoQuest image results to the last n
+	// days (1..365); 0 or -1 sends no limit.
+	ImageSearchTimeRange int `yaml:"image_search_time_range"`
+	// ImageSize is InfoQuest's image size filter: "l", "m" or "i"
+	// (default "i", as DeerFlow).
+	ImageSize string `yaml:"image_size"`
 }
 
 // SearchResult is one web_search result.
@@ -122,8 +144,20 @@ func NewSearcher(opts SearchOptions) (*Searcher, error) {
 		s.provider, s.maxCap = &searxng{opts: &s.opts, client: c}, 50
 	case ProviderBrave:
 		s.provider, s.maxCap = &brave{opts: &s.opts, client: c}, 20
+	case ProviderExa:
+		s.provider, s.maxCap = &exa{opts: &s.opts.ProviderOptions, client: c, searchType: o.SearchType, highlightChars: o.ContentsMaxCharacters}, 100
+	case ProviderSerper:
+		s.provider, s.maxCap = &serper{opts: &s.opts, client: c}, serperMaxResults
+	case ProviderFirecrawl:
+		s.provider, s.maxCap = newFirecrawl(&s.opts.ProviderOptions, c), 100
+	case ProviderFastCRW:
+		s.provider, s.maxCap = newFastCRW(&s.opts.ProviderOptions, c), 100
+	case ProviderGroundRoute:
+		s.provider, s.maxCap = &groundroute{opts: &s.opts.ProviderOptions, client: c}, groundrouteMaxResults
+	case ProviderInfoQuest:
+		s.provider, s.maxCap = &infoquest{opts: &s.opts.ProviderOptions, client: c, so: &s.opts}, 50
 	default:
-		return nil, fmt.Errorf("unknown web_search provider %q (want ddg, tavily, searxng or brave)", o.Provider)
+		return nil, fmt.Errorf("unknown web_search provider %q (want ddg, tavily, searxng, brave, exa, serper, firecrawl, fastcrw, groundroute or infoquest)", o.Provider)
 	}
 	return s, nil
 }
@@ -143,6 +177,22 @@ func normalizeSearchOptions(o SearchOptions) (SearchOptions, error) {
 	case "", "moderate", "on", "strict", "off":
 	default:
 		return o, fmt.Errorf("safesearch %q: want on, moderate or off", o.SafeSearch)
+	}
+	switch o.SearchType {
+	case "", "auto", "neural", "keyword", "fast":
+	default:
+		return o, fmt.Errorf("search_type %q: want auto, neural, keyword or fast", o.SearchType)
+	}
+	switch o.ImageSize {
+	case "", "l", "m", "i":
+	default:
+		return o, fmt.Errorf("image_size %q: want l, m or i", o.ImageSize)
+	}
+	if o.ContentsMaxCharacters < 0 {
+		return o, errors.New("contents_max_characters must not be negative")
+	}
+	if o.ImageSearchTimeRange > 365 {
+		return o, fmt.Errorf("image_search_time_range %d: want 1..365 days, or -1 for no limit", o.ImageSearchTimeRange)
 	}
 	if o.Backend != nil && !ddgBackendOK(o.Backend) {
 		o.logger().Warn("web_search: backend is ignored; Antler queries DuckDuckGo's HTML endpoint", "backend", o.Backend)
