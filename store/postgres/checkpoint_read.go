@@ -205,8 +205,8 @@ func (s *Store) prune(ctx context.Context, threadID string) error {
 			if err != nil {
 				return err
 			}
-			tag, err := tx.Exec(ctx, `DELETE FROM antler_checkpoints WHERE thread_id = $1 AND seq < $2 AND messages IS NOT NULL
-				AND id NOT IN (SELECT parent_id FROM antler_checkpoints WHERE thread_id = $1 AND drops)`, threadID, cutoff)
+			tag, err := tx.Exec(ctx, `DELETE FROM antler_checkpoints WHERE thread_id = $1 AND seq < $2 AND messages IS NOT NULL AND NOT pinned`,
+				threadID, cutoff)
 			if err != nil || tag.RowsAffected() == 0 {
 				return err
 			}

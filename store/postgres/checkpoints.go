@@ -24,7 +24,8 @@ var ErrLeaseLost = errors.New("postgres: the thread is leased to another run")
 // transaction). A checkpoint of a run is written only while no other run
 // holds the thread's lease, and one that reuses message rows of its
 // parent ($12) only while that parent exists (retention may have deleted
-// it since).
+// it since). A parent holding messages the checkpoint lacks ($11) is
+// pinned: retention keeps it.
 const putCheckpoint = `WITH t AS (
 	UPDATE antler_threads SET updated_at = $8,
 		title = CASE WHEN $9 = '' THEN title ELSE $9 END
@@ -36,9 +37,12 @@ const putCheckpoint = `WITH t AS (
 	RETURNING id),
 m AS (
 	INSERT INTO antler_checkpoint_messages (id, thread_id, body)
-	SELECT u.id, t.id, u.body::json FROM t, unnest($13::bigint[], $14::text[]) AS u(id, body))
-INSERT INTO antler_checkpoints (thread_id, id, parent_id, run_id, step, state, metadata, created_at, messages, drops)
-SELECT t.id, $2, $3, $4, $5, $6, $7, $8, $10, $11 FROM t`
+	SELECT u.id, t.id, u.body::json FROM t, unnest($13::bigint[], $14::text[]) AS u(id, body)),
+k AS (
+	UPDATE antler_checkpoints SET pinned = true
+	WHERE $11 AND thread_id = $1 AND id = $3 AND EXISTS (SELECT 1 FROM t))
+INSERT INTO antler_checkpoints (thread_id, id, parent_id, run_id, step, state, metadata, created_at, messages)
+SELECT t.id, $2, $3, $4, $5, $6, $7, $8, $10 FROM t`
 
 // errParentGone: the parent whose message rows a write reused was
 // deleted before the write; it is planned again without them.
@@ -126,7 +130,7 @@ func (s *Store) planWrite(ctx context.Context, cp *store.Checkpoint, parent bool
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	w := &write{plan: plan, drops: plan.Drops || legacy || !parent}
+	w := &write{plan: plan, drops: plan.Drops && !legacy}
 	if p != nil && len(plan.New) < len(plan.Refs) {
 		w.reuses = p.CheckpointID
 	}

@@ -155,7 +155,7 @@ func TestMigratesVersion2(t *testing.T) {
 	for _, q := range []string{
 		`DROP TABLE antler_checkpoint_messages`,
 		`ALTER TABLE antler_checkpoints DROP COLUMN messages`,
-		`ALTER TABLE antler_checkpoints DROP COLUMN drops`,
+		`ALTER TABLE antler_checkpoints DROP COLUMN pinned`,
 		`ALTER TABLE antler_runs DROP COLUMN token_usage`,
 		`ALTER TABLE antler_runs DROP COLUMN owner`,
 		`DROP INDEX antler_runs_active`,

@@ -72,14 +72,21 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp *store.Checkpoint) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: put checkpoint: %w", err)
 	}
-	drops := plan.Drops || legacyParent
 	_, err = tx.StmtContext(ctx, s.insertCheckpoint).ExecContext(ctx,
-		cp.ThreadID, cp.ID, cp.ParentID, cp.RunID, cp.Step, plan.State, meta, toNanos(cp.CreatedAt), ranges, drops)
+		cp.ThreadID, cp.ID, cp.ParentID, cp.RunID, cp.Step, plan.State, meta, toNanos(cp.CreatedAt), ranges)
 	if err != nil {
 		if isUniqueViolation(err) {
 			return fmt.Errorf("checkpoint %q: %w", cp.ID, store.ErrExists)
 		}
 		return fmt.Errorf("sqlite: put checkpoint: %w", err)
+	}
+	if plan.Drops && !legacyParent {
+		// The parent holds messages this checkpoint lacks: retention
+		// keeps it.
+		if _, err := tx.ExecContext(ctx, `UPDATE checkpoints SET pinned = 1 WHERE thread_id = ? AND id = ?`,
+			cp.ThreadID, cp.ParentID); err != nil {
+			return fmt.Errorf("sqlite: put checkpoint: %w", err)
+		}
 	}
 	if s.retention.Prunes(cp.Step) {
 		if err := s.prune(ctx, tx, cp.ThreadID); err != nil {
@@ -129,8 +136,8 @@ func (s *Store) prune(ctx context.Context, tx *sql.Tx, threadID string) error {
 	if err != nil {
 		return err
 	}
-	res, err := tx.ExecContext(ctx, `DELETE FROM checkpoints WHERE thread_id = ? AND seq < ? AND messages IS NOT NULL
-		AND id NOT IN (SELECT parent_id FROM checkpoints WHERE thread_id = ? AND drops = 1)`, threadID, cutoff, threadID)
+	res, err := tx.ExecContext(ctx, `DELETE FROM checkpoints WHERE thread_id = ? AND seq < ? AND messages IS NOT NULL AND pinned = 0`,
+		threadID, cutoff)
 	if err != nil {
 		return err
 	}

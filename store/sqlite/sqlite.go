@@ -158,7 +158,7 @@ func (s *Store) prepare(ctx context.Context) error {
 		return st
 	}
 	s.touchThread = prep(s.writer, `UPDATE threads SET updated_at = ?, title = CASE WHEN ? = '' THEN title ELSE ? END WHERE id = ?`)
-	s.insertCheckpoint = prep(s.writer, `INSERT INTO checkpoints (thread_id, id, parent_id, run_id, step, state, metadata, created_at, messages, drops) VALUES (?,?,?,?,?,?,?,?,?,?)`)
+	s.insertCheckpoint = prep(s.writer, `INSERT INTO checkpoints (thread_id, id, parent_id, run_id, step, state, metadata, created_at, messages) VALUES (?,?,?,?,?,?,?,?,?)`)
 	s.insertMessage = prep(s.writer, `INSERT INTO checkpoint_messages (thread_id, body) VALUES (?,?)`)
 	s.parentRow = prep(s.writer, `SELECT messages IS NULL FROM checkpoints WHERE thread_id = ? AND id = ?`)
 	if err != nil {
@@ -190,7 +190,7 @@ func (s *Store) Close() error {
 // schemaVersion is the user_version this Antler writes: 1 created the
 // tables, 2 added runs.token_usage, 3 runs.owner, 4 the message rows
 // checkpoints share (checkpoint_messages, checkpoints.messages and
-// checkpoints.drops).
+// checkpoints.pinned).
 const schemaVersion = 4
 
 func (s *Store) migrate(ctx context.Context) error {
@@ -284,9 +284,9 @@ var schemaV1 = []string{
 // schemaV4 stores each message of a thread once. A checkpoint's
 // messages column lists its message rows (see package cpmsg); NULL is a
 // checkpoint written before version 4, whose state holds its messages.
-// drops is 1 for a checkpoint that lacks a message of its parent
-// (retention keeps that parent); the rows of before version 4 get 1, so
-// that retention never deletes one that the messages page may need.
+// pinned is 1 for a checkpoint whose child lacks one of its messages:
+// retention keeps it (the messages page may need it). Retention never
+// deletes the rows of before version 4.
 var schemaV4 = []string{
 	`CREATE TABLE IF NOT EXISTS checkpoint_messages (
 			id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -294,8 +294,7 @@ var schemaV4 = []string{
 			body BLOB NOT NULL)`,
 	`CREATE INDEX IF NOT EXISTS checkpoint_messages_thread ON checkpoint_messages(thread_id, id)`,
 	`ALTER TABLE checkpoints ADD COLUMN messages TEXT`,
-	`ALTER TABLE checkpoints ADD COLUMN drops INTEGER NOT NULL DEFAULT 1`,
-	`CREATE INDEX IF NOT EXISTS checkpoints_thread_drops ON checkpoints(thread_id) WHERE drops = 1`,
+	`ALTER TABLE checkpoints ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0`,
 }
 
 // now returns the current time at the precision every store keeps

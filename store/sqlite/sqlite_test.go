@@ -86,9 +86,8 @@ func TestMigratesVersion1(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{
-		`DROP INDEX checkpoints_thread_drops`,
 		`DROP TABLE checkpoint_messages`,
-		`ALTER TABLE checkpoints DROP COLUMN drops`,
+		`ALTER TABLE checkpoints DROP COLUMN pinned`,
 		`ALTER TABLE checkpoints DROP COLUMN messages`,
 		`DROP INDEX runs_active`,
 		`DROP INDEX threads_busy`,

@@ -1,0 +1,4 @@
+package sqlite
+
+// SchemaV1 is the DDL of schema version 1.
+var SchemaV1 = schemaV1
