@@ -56,20 +56,6 @@ func searchJSON(t *testing.T, opts SearchOptions, query string, n int) string {
 	return text
 }
 
-func imageJSON(t *testing.T, opts SearchOptions, query string, n int) string {
-	t.Helper()
-	s, err := NewImageSearcher(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := s.Search(t.Context(), ImageQuery{Query: query, MaxResults: n})
-	text, terr := searchText(t.Context(), query, out, err, "No images found")
-	if terr != nil {
-		t.Fatal(terr)
-	}
-	return text
-}
-
 func envOf(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
 }
