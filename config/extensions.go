@@ -79,7 +79,7 @@ type MCPServer struct {
 type OAuth struct {
 	Enabled            bool              `json:"enabled"`
 	TokenURL           string            `json:"token_url"`
-	GrantType          string            `json:"grant_type"` // client_credentials (default) or refresh_token
+	GrantType          string            `json:"grant_type"` // client_credentials (default), refresh_token or authorization_code
 	ClientID           string            `json:"client_id"`
 	ClientSecret       string            `json:"client_secret"`
 	RefreshToken       string            `json:"refresh_token"`
@@ -92,6 +92,12 @@ type OAuth struct {
 	RefreshSkewSeconds int               `json:"refresh_skew_seconds"` // 60
 	ExtraTokenParams   map[string]string `json:"extra_token_params"`
 }
+
+// GrantAuthorizationCode is the oauth.grant_type of a server authorized
+// by the MCP specification's authorization code flow (a login per user,
+// see mcptools/mcpauth); the other OAuth keys but client_id,
+// client_secret and scope are not used then.
+const GrantAuthorizationCode = "authorization_code"
 
 // Routing is the routing hint of a server (or of one tool).
 type Routing struct {
@@ -481,11 +487,17 @@ func (x *extParser) validateServer(s *MCPServer, path string) error {
 		return x.serverError(s.Name, joinKey(path, "type"), "MCP server '%s' has unsupported transport type: %s", s.Name, s.Type)
 	}
 	if o := s.OAuth; o != nil && o.Enabled {
-		if o.TokenURL == "" {
+		switch {
+		case o.GrantType == GrantAuthorizationCode:
+			// The endpoints are discovered from the server; client_id and
+			// client_secret, when set, are a pre-registered client.
+			if s.Type != "http" {
+				return x.serverError(s.Name, joinKey(path, "oauth.grant_type"), "authorization_code needs the http transport, not %s", s.Type)
+			}
+		case o.GrantType != "client_credentials" && o.GrantType != "refresh_token":
+			return x.serverError(s.Name, joinKey(path, "oauth.grant_type"), "unsupported grant type %q (client_credentials, refresh_token or authorization_code)", o.GrantType)
+		case o.TokenURL == "":
 			return x.serverError(s.Name, joinKey(path, "oauth.token_url"), "is required when oauth is enabled")
-		}
-		if o.GrantType != "client_credentials" && o.GrantType != "refresh_token" {
-			return x.serverError(s.Name, joinKey(path, "oauth.grant_type"), "unsupported grant type %q (client_credentials or refresh_token)", o.GrantType)
 		}
 	}
 	return nil

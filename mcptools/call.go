@@ -46,6 +46,9 @@ func (m *Manager) call(ctx context.Context, call *tool.Call, serverName, rawName
 			}
 		}
 	}
+	if us := m.userScope(s, call); us != "" {
+		scope = us
+	}
 	res, err := m.callSession(ctx, call, s, scope, place, rawName, arguments)
 	if place != nil && res != nil {
 		place.maskResult(res)
@@ -65,7 +68,7 @@ func (m *Manager) callSession(ctx context.Context, call *tool.Call, s *server, s
 		defer cancel()
 	}
 	e, err := m.pool.acquire(actx, poolKey{s, scope}, func() (*session, error) {
-		sess, err := m.connect(actx, s, place)
+		sess, err := m.connect(withSessionUser(actx, scopeUser(scope)), s, place)
 		if err == nil && scope == "" {
 			s.controlRestarted()
 		}
@@ -87,6 +90,12 @@ func (m *Manager) callSession(ctx context.Context, call *tool.Call, s *server, s
 		return tool.Errorf("MCP server '%s' is unavailable: %v", serverName, err), nil
 	}
 	defer m.pool.release(e)
+	if scopeUser(scope) != "" {
+		// A user's own session ends with the call (deferred calls run in
+		// reverse: removed first, closed by the release), so that their
+		// number stays that of the calls in flight.
+		defer m.pool.remove(e)
+	}
 
 	timeout, configured := m.callTimeout(s)
 	cctx, cancel := context.WithTimeout(ctx, timeout)

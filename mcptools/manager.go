@@ -105,6 +105,17 @@ type Options struct {
 	// ElicitationHandler, if set, answers elicitation/create requests and
 	// makes Antler advertise the elicitation capability.
 	ElicitationHandler func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
+	// Authorizer, if set, authorizes the sessions of http servers that
+	// have no client_credentials or refresh_token oauth block, as the MCP
+	// specification's authorization defines (see package mcpauth); nil
+	// leaves a server that answers 401 failing. A call made for a user
+	// other than AuthUser opens a session of that user's own, with that
+	// user's tokens, closed when the call ends.
+	Authorizer Authorizer
+	// AuthUser is the user whose tokens the control session of an
+	// authorized server uses (discovery, calls without a user); "" is
+	// the empty user.
+	AuthUser string
 	// Dial, if set, may return the transport of a server instead of the
 	// one its type describes (nil transport: use the normal one). It is
 	// meant for tests and embedding, such as in-memory servers.

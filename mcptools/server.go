@@ -68,7 +68,7 @@ func (m *Manager) newServer(cfg config.MCPServer, baseDir string) *server {
 		s.status.State, s.status.Err = StateFailed, cfg.Err
 	}
 	if cfg.Type == "sse" || cfg.Type == "http" {
-		if o := cfg.OAuth; o != nil && o.Enabled {
+		if o := cfg.OAuth; o != nil && o.Enabled && o.GrantType != config.GrantAuthorizationCode {
 			s.tokens = newTokenSource(*o, &http.Client{Transport: m.httpTransport}, m.now)
 		}
 		s.httpClient = &http.Client{Transport: &headerTransport{base: m.httpTransport, headers: cfg.Headers, tokens: s.tokens}}

@@ -267,7 +267,11 @@ func (m *Manager) transport(life context.Context, rt *server, stderr *tailBuffer
 	case "sse":
 		return lifetimeTransport{inner: &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: rt.httpClient}, ctx: life}, nil, nil
 	case "http":
-		return lifetimeTransport{inner: &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: rt.httpClient}, ctx: life}, nil, nil
+		t := &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: rt.httpClient}
+		if err := m.authorize(life, rt, t); err != nil {
+			return nil, nil, err
+		}
+		return lifetimeTransport{inner: t, ctx: life}, nil, nil
 	}
 	return nil, nil, fmt.Errorf("MCP server '%s' has unsupported transport type: %s", s.Name, s.Type)
 }

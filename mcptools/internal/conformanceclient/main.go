@@ -6,7 +6,11 @@
 //
 // It connects, lists the tools, and calls each one (add_numbers with
 // {"a":2,"b":3}, every other tool with {}), answering elicitation requests
-// by accepting the schema's defaults.
+// by accepting the schema's defaults. A server that asks for authorization
+// gets the whole authorization code flow (mcpauth.Interactive), which the
+// suite's authorization server approves without a human; the client
+// credentials of the pre-registration scenario come from
+// MCP_CONFORMANCE_CONTEXT as the oauth block of the server's entry.
 package main
 
 import (
@@ -21,6 +25,7 @@ import (
 
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/mcptools"
+	"github.com/antlerhq/antler/mcptools/mcpauth"
 	"github.com/antlerhq/antler/tool"
 )
 
@@ -40,15 +45,40 @@ func run(url string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	ext := &config.Extensions{MCPServers: map[string]config.MCPServer{
-		"conformance": {Name: "conformance", Enabled: true, Type: "http", URL: url, ToolNamePrefix: false},
-	}}
+	srv := config.MCPServer{Name: "conformance", Enabled: true, Type: "http", URL: url, ToolNamePrefix: false}
+	var scenario struct {
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+	}
+	if raw := os.Getenv("MCP_CONFORMANCE_CONTEXT"); raw != "" {
+		if err := json.Unmarshal([]byte(raw), &scenario); err != nil {
+			return fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
+		}
+	}
+	if scenario.ClientID != "" {
+		srv.OAuth = &config.OAuth{Enabled: true, GrantType: config.GrantAuthorizationCode,
+			ClientID: scenario.ClientID, ClientSecret: scenario.ClientSecret}
+	}
+	tokens, err := os.MkdirTemp("", "antler-conformance-tokens-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tokens)
+	ext := &config.Extensions{MCPServers: map[string]config.MCPServer{"conformance": srv}}
 	m := mcptools.New(mcptools.Options{
 		Extensions:         mcptools.Static(ext),
 		Logger:             log,
 		ClientName:         "antler-conformance-client",
 		ClientVersion:      "1.0.0",
 		ElicitationHandler: acceptDefaults,
+		Authorizer: &mcpauth.Interactive{
+			Client: mcpauth.Client{Name: "antler-conformance-client",
+				MetadataURL: "https://conformance-test.local/client-metadata.json"},
+			Store:       mcpauth.FileStore{Dir: tokens},
+			Fetch:       mcpauth.AutoApprove(nil),
+			RedirectURL: "http://localhost:3000/callback",
+		},
+		AuthUser: "conformance",
 	})
 	defer m.Close()
 	tools, err := m.Tools(ctx)
