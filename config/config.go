@@ -313,6 +313,21 @@ type Database struct {
 	// lease on a running thread lives without a heartbeat (Postgres only);
 	// 0 = 30.
 	RunLeaseSeconds int `yaml:"run_lease_seconds"`
+	// CheckpointRetention is Antler's own key: what the store keeps of
+	// each thread's older checkpoints (DeerFlow keeps them all).
+	CheckpointRetention CheckpointRetention `yaml:"checkpoint_retention"`
+}
+
+// CheckpointRetention is database.checkpoint_retention. A thread's
+// newest KeepLatest checkpoints are all kept; of the older ones only
+// those holding messages no later checkpoint has (the one before each
+// summarization: the messages page rebuilds the visible history from
+// them) and those written before Antler stored messages once; the rest
+// are deleted, every 32 steps of the thread.
+type CheckpointRetention struct {
+	// KeepLatest is how many of each thread's newest checkpoints are kept
+	// whole; 0 = 100, -1 keeps every checkpoint.
+	KeepLatest int `yaml:"keep_latest"`
 }
 
 // Uploads is the uploads section.

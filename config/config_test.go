@@ -225,6 +225,16 @@ func TestParseErrors(t *testing.T) {
 			want: []string{"config.yaml:1: database.postgres_url: is required"},
 		},
 		{
+			name: "checkpoint retention below -1",
+			src:  "database:\n  checkpoint_retention:\n    keep_latest: -2\n",
+			want: []string{"config.yaml:3: database.checkpoint_retention.keep_latest: must be at least -1, got -2"},
+		},
+		{
+			name: "unknown checkpoint retention key",
+			src:  "database:\n  checkpoint_retention:\n    keep: 5\n",
+			want: []string{"config.yaml:3: database.checkpoint_retention.keep: unknown key"},
+		},
+		{
 			name: "storage_subdir with slash",
 			src:  "tool_output:\n  storage_subdir: a/b\n",
 			want: []string{"config.yaml:2: tool_output.storage_subdir: must be a single path segment"},

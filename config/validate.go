@@ -72,6 +72,7 @@ func (p *parser) validate() {
 	default:
 		p.invalid("database.backend", "unsupported backend %q (supported: sqlite, postgres)", db.Backend)
 	}
+	atLeast(p, "database.checkpoint_retention.keep_latest", db.CheckpointRetention.KeepLatest, -1)
 
 	u := c.Uploads
 	atLeast(p, "uploads.max_files", u.MaxFiles, 1)

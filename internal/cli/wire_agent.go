@@ -31,7 +31,8 @@ func (a *app) openStore() (store.Store, error) {
 	if dir == "" {
 		dir = a.homeDir()
 	}
-	st, err := sqlite.OpenDir(dir, sqlite.Options{Logger: a.logger})
+	st, err := sqlite.OpenDir(dir, sqlite.Options{Logger: a.logger,
+		Retention: store.Retention{KeepLatest: a.cfg.Database.CheckpointRetention.KeepLatest}})
 	if err != nil {
 		return nil, fmt.Errorf("open thread store in %s: %w", dir, err)
 	}

@@ -19,7 +19,7 @@ func (a *app) openPostgres() (store.Store, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	st, err := postgres.Open(ctx, db.PostgresURL, postgres.Options{Schema: db.PostgresSchema,
-		MaxConns: int32(db.PoolSize), Logger: a.logger})
+		MaxConns: int32(db.PoolSize), Retention: store.Retention{KeepLatest: db.CheckpointRetention.KeepLatest}, Logger: a.logger})
 	if err != nil {
 		return nil, fmt.Errorf("open the Postgres thread store (database.postgres_url): %w", err)
 	}
