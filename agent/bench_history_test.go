@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"database/sql"
 	"fmt"
 	"testing"
 
@@ -33,7 +34,9 @@ func historyState(n int) *thread.State {
 // BenchmarkLoopStep. Each op is one run of two steps (a tool call, then
 // the answer); ns/step is the run's time over its two steps. With
 // store=sqlite every run starts on a fresh copy of the thread (written
-// outside the timer), loads its latest checkpoint and writes three.
+// outside the timer), loads its latest checkpoint and writes three;
+// dbB/run is the database's growth over the runs (its page count, outside
+// the timer and the thread's setup) per run.
 func BenchmarkLoopHistory(b *testing.B) {
 	for _, persist := range []bool{false, true} {
 		for _, n := range []int{10, 100, 1000} {
@@ -49,6 +52,7 @@ func BenchmarkLoopHistory(b *testing.B) {
 func benchLoopHistory(b *testing.B, n int, persist bool) {
 	history := historyState(n)
 	var st store.Store
+	var db *sql.DB
 	if persist {
 		s, err := sqlite.OpenDir(b.TempDir(), sqlite.Options{})
 		if err != nil {
@@ -56,7 +60,12 @@ func benchLoopHistory(b *testing.B, n int, persist bool) {
 		}
 		defer s.Close()
 		st = s
+		if db, err = sql.Open("sqlite", s.Path()); err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
 	}
+	var grown int64
 	tools := benchTools(10)
 	b.ReportAllocs()
 	i := 0
@@ -80,9 +89,34 @@ func benchLoopHistory(b *testing.B, n int, persist bool) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		before := dbSize(b, db)
 		if _, err := a.Invoke(b.Context(), in, nil); err != nil {
 			b.Fatal(err)
 		}
+		if persist {
+			b.StopTimer()
+			grown += dbSize(b, db) - before
+			b.StartTimer()
+		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*2), "ns/step")
+	if persist {
+		b.ReportMetric(float64(grown)/float64(b.N), "dbB/run")
+	}
+}
+
+// dbSize is the size of the database in bytes (page count times page
+// size, WAL included), 0 without one.
+func dbSize(b *testing.B, db *sql.DB) int64 {
+	if db == nil {
+		return 0
+	}
+	var pages, size int64
+	if err := db.QueryRowContext(b.Context(), `PRAGMA page_count`).Scan(&pages); err != nil {
+		b.Fatal(err)
+	}
+	if err := db.QueryRowContext(b.Context(), `PRAGMA page_size`).Scan(&size); err != nil {
+		b.Fatal(err)
+	}
+	return pages * size
 }
