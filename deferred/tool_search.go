@@ -27,14 +27,22 @@ var toolSearchDescription string
 
 var toolSearchTemplate = tmpl.MustParse("tool_search", toolSearchDescription)
 
-const toolSearchSchema = `{"type":"object","properties":{"query":{"type":"string","description":"Query to find deferred tools. Use \"select:<tool_name>\" for direct selection, or keywords to search."}},"required":["query"],"additionalProperties":false}`
+// toolSearchSchema is the input schema of tool_search: DeerFlow's query,
+// and Antler's optional max_results, bounded by the configured maximum
+// (formatted in twice by NewToolSearch).
+const toolSearchSchema = `{"type":"object","properties":{"query":{"type":"string","description":"Query to find deferred tools. Use \"select:<tool_name>\" for direct selection, or keywords to search."},"max_results":{"type":"integer","minimum":1,"maximum":%d,"description":"How many tools a keyword search returns at most (default and maximum %d; select: returns every name it lists)."}},"required":["query"],"additionalProperties":false}`
 
 type toolSearchInput struct {
 	Query string `json:"query"`
+	// MaxResults narrows the ranked forms for this call; 0 (absent) means
+	// the configured maximum. The schema bounds it to [1, maximum].
+	MaxResults int `json:"max_results,omitempty"`
 }
 
 // NewToolSearch returns the tool_search tool over c. maxResults caps the
-// ranked forms (≤ 0: [DefaultMaxResults]); "select:" is never capped.
+// ranked forms (≤ 0: [DefaultMaxResults]) and is their default; a call's
+// max_results argument may ask for fewer, never more (the schema refuses
+// more with an error the model can fix). "select:" is never capped.
 //
 // Every call promotes what it found: its result carries a state update
 // {catalog_hash, names} (names empty on a miss, which leaves earlier
@@ -47,12 +55,17 @@ func NewToolSearch(c *Catalog, maxResults int) *tool.Tool {
 	if err := toolSearchTemplate.Execute(&desc, struct{ MaxResults int }{maxResults}); err != nil {
 		panic(fmt.Sprintf("deferred: tool_search description: %v", err)) // embedded template: a programming error
 	}
-	t, err := tool.NewWithSchema(ToolSearchName, strings.TrimSpace(desc.String()), json.RawMessage(toolSearchSchema),
+	schema := json.RawMessage(fmt.Sprintf(toolSearchSchema, maxResults, maxResults))
+	t, err := tool.NewWithSchema(ToolSearchName, strings.TrimSpace(desc.String()), schema,
 		func(_ context.Context, _ *tool.Call, in toolSearchInput) (*tool.Result, error) {
-			return c.searchResult(in.Query, maxResults), nil
+			limit := maxResults
+			if in.MaxResults > 0 && in.MaxResults < limit {
+				limit = in.MaxResults
+			}
+			return c.searchResult(in.Query, limit), nil
 		})
 	if err != nil {
-		panic(fmt.Sprintf("deferred: tool_search schema: %v", err)) // constant schema: a programming error
+		panic(fmt.Sprintf("deferred: tool_search schema: %v", err)) // fixed schema: a programming error
 	}
 	t.Meta = map[string]string{MetaCatalog: "true"}
 	return t

@@ -393,6 +393,7 @@ func buildIndexSplit(tools []*tool.Tool, m int, beside func()) *Index {
 			part.read(tools[m:])
 		}
 		close(done)
+		loadSearchTables()
 		if beside != nil {
 			beside()
 		}
