@@ -10,6 +10,7 @@ import (
 
 	"github.com/antlerhq/antler/model"
 	"github.com/antlerhq/antler/store"
+	"github.com/antlerhq/antler/telemetry"
 	"github.com/antlerhq/antler/tool"
 )
 
@@ -61,6 +62,10 @@ type Options struct {
 	Store store.Store
 	// Logger receives the loop's diagnostics; nil discards.
 	Logger *slog.Logger
+	// Telemetry records the run's spans and metrics (telemetry.Recorder:
+	// invoke_agent, chat, execute_tool, checkpoint, title and summary
+	// spans); nil records none.
+	Telemetry *telemetry.Recorder
 }
 
 // Agent is a configured loop. It is immutable after New and safe for
@@ -99,7 +104,7 @@ func New(opts Options) (*Agent, error) {
 		defs:     make([]model.ToolDefinition, 0, len(opts.Tools)),
 	}
 	if opts.Summarization != nil {
-		a.summarizer = &summarizer{o: opts.Summarization.withDefaults(), run: opts.Model}
+		a.summarizer = &summarizer{o: opts.Summarization.withDefaults(), run: opts.Model, tel: opts.Telemetry}
 	}
 	if a.logger == nil {
 		a.logger = slog.New(slog.DiscardHandler)

@@ -18,6 +18,7 @@ import (
 	"github.com/antlerhq/antler/deferred"
 	"github.com/antlerhq/antler/model"
 	"github.com/antlerhq/antler/store"
+	"github.com/antlerhq/antler/telemetry"
 	"github.com/antlerhq/antler/tool"
 	"github.com/antlerhq/antler/toolset"
 )
@@ -112,6 +113,9 @@ type FactoryOptions struct {
 	// role may not use are not bound, and a model it may not use is
 	// refused or replaced (agent/authz.go); nil authorizes everything.
 	Authorizer *authz.Authorizer
+	// Telemetry records the spans and metrics of the agents' runs; nil
+	// records none.
+	Telemetry *telemetry.Recorder
 }
 
 // Factory builds DeerFlow's lead agent for each run (DeerFlow's agents/lead_agent/agent.py). It is
@@ -281,7 +285,7 @@ func (f *Factory) Build(ctx context.Context, req Request) (*Lead, error) {
 	opts := Options{Model: chat, Tools: ts.Tools(), ToolMiddlewares: chain.Tool, ModelMiddlewares: chain.Model,
 		SystemPrompt: prompt, MaxTurns: f.opts.MaxTurns, ToolConcurrency: f.opts.ToolConcurrency,
 		Thinking: thinking, Store: f.opts.Store, Logger: f.logger, Title: f.title(ctx, f.opts.Config),
-		Summarization: f.Summarization(ctx, f.opts.Config, mcfg)}
+		Summarization: f.Summarization(ctx, f.opts.Config, mcfg), Telemetry: f.opts.Telemetry}
 	if spec != nil {
 		opts.Temperature = spec.Temperature
 		if spec.MaxTokens != nil {
@@ -558,7 +562,7 @@ func (f *Factory) Compact(ctx context.Context, req Request, force bool) (*Compac
 	if err != nil {
 		return nil, err
 	}
-	a, err := New(Options{Model: chat, Store: f.opts.Store, Logger: f.logger, Summarization: f.Summarization(ctx, cfg, mcfg)})
+	a, err := New(Options{Model: chat, Store: f.opts.Store, Logger: f.logger, Summarization: f.Summarization(ctx, cfg, mcfg), Telemetry: f.opts.Telemetry})
 	if err != nil {
 		return nil, err
 	}

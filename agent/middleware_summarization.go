@@ -15,6 +15,7 @@ import (
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/model"
 	"github.com/antlerhq/antler/store"
+	"github.com/antlerhq/antler/telemetry"
 	"github.com/antlerhq/antler/thread"
 )
 
@@ -98,6 +99,7 @@ type Compaction struct {
 type summarizer struct {
 	o   *SummarizationOptions
 	run model.ChatModel // the run's model, the fallback
+	tel *telemetry.Recorder
 }
 
 // summarizeBeforeModel compacts the state when a trigger is reached,
@@ -354,7 +356,7 @@ func (s *summarizer) summarize(ctx context.Context, older []model.Message, previ
 func (s *summarizer) call(ctx context.Context, m model.ChatModel, prompt string, count func(string, model.Usage)) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
 	defer cancel()
-	resp, err := model.Collect(ctx, m, &model.Request{Messages: []model.Message{model.UserText(prompt)}}, nil)
+	resp, err := collectTraced(ctx, s.tel, "antler.summarize", m, &model.Request{Messages: []model.Message{model.UserText(prompt)}})
 	if err != nil {
 		return "", err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/model"
 	"github.com/antlerhq/antler/store"
+	"github.com/antlerhq/antler/telemetry"
 	"github.com/antlerhq/antler/thread"
 )
 
@@ -100,10 +101,10 @@ func (r *runState) afterModel(ctx context.Context) {
 	}
 	job := &titleJob{done: make(chan struct{})}
 	r.titleJob = job
-	logger := r.logger
+	logger, tel := r.logger, r.a.opts.Telemetry
 	go func() {
 		defer close(job.done)
-		job.title, job.usage = generateTitle(ctx, o, prompt, logger)
+		job.title, job.usage = generateTitle(ctx, o, prompt, logger, tel)
 		if job.title == "" {
 			job.title = fallbackTitle(user, o.MaxChars)
 		}
@@ -112,11 +113,11 @@ func (r *runState) afterModel(ctx context.Context) {
 
 // generateTitle asks the title model; "" means no usable title. The usage
 // is the call's, whether its answer is usable or not.
-func generateTitle(ctx context.Context, o *TitleOptions, prompt string, logger *slog.Logger) (string, model.Usage) {
+func generateTitle(ctx context.Context, o *TitleOptions, prompt string, logger *slog.Logger, tel *telemetry.Recorder) (string, model.Usage) {
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	req := &model.Request{Messages: []model.Message{model.UserText(prompt)}}
-	resp, err := model.Collect(ctx, o.Model, req, nil)
+	resp, err := collectTraced(ctx, tel, "antler.title", o.Model, req)
 	if err != nil {
 		logger.Warn("title model call failed; using the fallback title", "err", err)
 		return "", model.Usage{}

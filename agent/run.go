@@ -10,6 +10,7 @@ import (
 
 	"github.com/antlerhq/antler/model"
 	"github.com/antlerhq/antler/store"
+	"github.com/antlerhq/antler/telemetry"
 	"github.com/antlerhq/antler/thread"
 	"github.com/antlerhq/antler/tool"
 )
@@ -112,7 +113,12 @@ func (a *Agent) run(ctx context.Context, in Input, emit func(Event, error)) (*Ou
 	}
 	r := &runState{a: a, in: in, emit: emit,
 		logger: a.logger.With("thread_id", in.ThreadID, "run_id", in.RunID)}
+	ctx, span := a.opts.Telemetry.StartRun(ctx, telemetry.Run{Agent: spanAgentName(in), ThreadID: in.ThreadID, RunID: in.RunID})
+	if traceID, spanID := span.TraceIDs(); traceID != "" {
+		r.logger = r.logger.With("trace_id", traceID, "span_id", spanID)
+	}
 	reason, err := r.loop(ctx)
+	defer func() { span.EndRun(string(reason), r.turns, r.usage.loop, err) }()
 	r.endTitle(ctx, reason, err)
 	out := &Outcome{ThreadID: in.ThreadID, RunID: in.RunID, Reason: reason, Turns: r.turns, Usage: r.usage.loop, State: r.state}
 	r.finish(ctx, reason, err)
@@ -257,7 +263,10 @@ func (r *runState) checkpoint(ctx context.Context, source string) error {
 	}
 	cp := &store.Checkpoint{ThreadID: r.in.ThreadID, ParentID: r.parent, RunID: r.in.RunID, Step: r.step,
 		State: r.state, Metadata: map[string]any{"source": source}}
-	if err := s.PutCheckpoint(ctx, cp); err != nil {
+	ctx, span := r.a.opts.Telemetry.Start(ctx, "antler.checkpoint", telemetry.Checkpoint(source, r.step)...)
+	err := s.PutCheckpoint(ctx, cp)
+	span.End(err)
+	if err != nil {
 		return fmt.Errorf("agent: checkpoint: %w", err)
 	}
 	r.step++
@@ -323,7 +332,9 @@ func (r *runState) finish(ctx context.Context, reason StopReason, runErr error) 
 // callModel is the innermost model handler: it streams the response and
 // forwards its deltas as events.
 func (r *runState) callModel(ctx context.Context, call *tool.ModelCall) (*model.Response, error) {
-	return model.Collect(ctx, r.a.opts.Model, call.Request, func(ev model.Event) {
+	ctx, span := r.a.opts.Telemetry.StartModel(ctx, ModelName(r.a.opts.Model), call.Request)
+	resp, err := model.Collect(ctx, r.a.opts.Model, call.Request, func(ev model.Event) {
+		span.FirstToken()
 		switch {
 		case ev.TextDelta != "":
 			r.emit(Event{Type: EventMessageDelta, Delta: ev.TextDelta}, nil)
@@ -331,6 +342,8 @@ func (r *runState) callModel(ctx context.Context, call *tool.ModelCall) (*model.
 			r.emit(Event{Type: EventMessageDelta, Reasoning: ev.ReasoningDelta}, nil)
 		}
 	})
+	span.EndModel(resp, err)
+	return resp, err
 }
 
 // modelStep sends one request through the model middlewares and appends

@@ -11,6 +11,7 @@ import (
 
 	"github.com/antlerhq/antler/builtin"
 	"github.com/antlerhq/antler/model"
+	"github.com/antlerhq/antler/telemetry"
 	"github.com/antlerhq/antler/thread"
 	"github.com/antlerhq/antler/tool"
 )
@@ -185,7 +186,9 @@ func humanInput(artifact any) (any, bool) {
 func (r *runState) callTool(ctx context.Context, tc model.ToolCall, snapshot *thread.State, events chan<- Event) (cr callResult, err error) {
 	events <- Event{Type: EventToolStart, ToolCallID: tc.ID, Name: tc.Name, Arguments: tc.Arguments}
 	start := time.Now()
-	res, err := r.execute(ctx, tc, snapshot, events)
+	sctx, span := r.a.opts.Telemetry.StartTool(ctx, telemetry.Tool{Name: tc.Name, CallID: tc.ID, Meta: r.toolMeta(tc.Name), Arguments: tc.Arguments})
+	res, err := r.execute(sctx, tc, snapshot, events)
+	endToolSpan(span, res, err)
 	if err != nil {
 		return callResult{}, err
 	}

@@ -112,7 +112,7 @@ func (m *Manager) callSession(ctx context.Context, call *tool.Call, s *server, s
 	if place != nil {
 		tr = place.translator(stdioDir(s.cfg, s.baseDir, place))
 	}
-	r, err := e.sess.cs.CallTool(cctx, params)
+	r, err := m.callTraced(cctx, e.sess.cs, s, params)
 	if err == nil {
 		if tr != nil {
 			tr.translateResult(r)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/tool"
@@ -98,6 +99,11 @@ type Options struct {
 	// HTTPTransport carries sse and http sessions and OAuth token
 	// requests; nil means a clone of http.DefaultTransport.
 	HTTPTransport http.RoundTripper
+	// TracerProvider, if set, makes a span of every tools/call and sends
+	// its trace context to the server: traceparent in the request's _meta
+	// and, over sse and http, as the HTTP header (trace.go); nil makes
+	// none and sends none.
+	TracerProvider trace.TracerProvider
 	// OnStatus, if set, is called whenever a server's connection state
 	// changes during discovery (for progress displays). It may be called
 	// from several goroutines at once.
@@ -193,6 +199,7 @@ func New(o Options) *Manager {
 	if m.httpTransport == nil {
 		m.httpTransport = http.DefaultTransport.(*http.Transport).Clone()
 	}
+	m.httpTransport = traceTransport(o.TracerProvider, m.httpTransport)
 	if m.now == nil {
 		m.now = time.Now
 	}

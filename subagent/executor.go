@@ -18,6 +18,7 @@ import (
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/deferred"
 	"github.com/antlerhq/antler/model"
+	"github.com/antlerhq/antler/telemetry"
 	"github.com/antlerhq/antler/tool"
 	"github.com/antlerhq/antler/toolset"
 )
@@ -85,6 +86,9 @@ type Options struct {
 	Catalogs *deferred.CatalogCache
 	// Logger receives diagnostics; nil discards.
 	Logger *slog.Logger
+	// Telemetry records each task's run (its invoke_agent span nests
+	// under the task call's span); nil records none.
+	Telemetry *telemetry.Recorder
 	// Authorizer removes the tools the parent's role (the runtime
 	// context's user_role, which subagents inherit) may not bind, before
 	// deferred tools are set up; nil authorizes everything.

@@ -52,7 +52,7 @@ func (x *Executor) execute(ctx context.Context, e *execution, typ Type, req buil
 	a, err := agent.New(agent.Options{
 		Model: chat, Tools: tools, ToolMiddlewares: chain.Tool, ModelMiddlewares: chain.Model,
 		SystemPrompt: prompt, MaxTurns: typ.MaxTurns, ToolConcurrency: x.opts.ToolConcurrency,
-		Logger: log, Summarization: x.summarization(ctx, e.modelName, log),
+		Logger: log, Summarization: x.summarization(ctx, e.modelName, log), Telemetry: x.opts.Telemetry,
 	})
 	if err != nil {
 		return failed("%v", err)
