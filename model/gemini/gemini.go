@@ -14,8 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/genai"
-
 	"github.com/antlerhq/antler/model"
 )
 
@@ -52,11 +50,10 @@ type Options struct {
 	Model string
 
 	// APIKey is the Gemini API key. "" = GOOGLE_API_KEY, then
-	// GEMINI_API_KEY (the SDK's order).
+	// GEMINI_API_KEY (the order of Google's SDKs).
 	APIKey string
 	// BaseURL is the API root without the version. "" =
-	// GOOGLE_GEMINI_BASE_URL, then the SDK's default
-	// (https://generativelanguage.googleapis.com/).
+	// GOOGLE_GEMINI_BASE_URL, then DefaultBaseURL.
 	BaseURL string
 
 	// MaxTokens, when positive, caps the answer (maxOutputTokens). A
@@ -79,7 +76,7 @@ type Options struct {
 	// Headers are added to every request.
 	Headers map[string]string
 
-	// HTTPClient replaces the default client (tests).
+	// HTTPClient replaces http.DefaultClient (tests).
 	HTTPClient *http.Client
 	// Logger receives debug logs; nil discards them.
 	Logger *slog.Logger
@@ -91,7 +88,7 @@ type Options struct {
 // fields are immutable after New.
 type Model struct {
 	opts    Options
-	client  *genai.Client
+	client  *client
 	baseURL string
 	keyErr  error
 	logger  *slog.Logger
@@ -127,40 +124,27 @@ func New(opts Options) (*Model, error) {
 			Message: "no API key", Hint: "set GEMINI_API_KEY or gemini_api_key in " + where}
 		return m, nil
 	}
-	cc := &genai.ClientConfig{APIKey: key, Backend: genai.BackendGeminiAPI, HTTPClient: quietClient(opts.HTTPClient),
-		HTTPOptions: m.httpOptions()}
-	client, err := genai.NewClient(context.Background(), cc)
-	if err != nil {
-		return nil, fmt.Errorf("gemini client: %w", err)
-	}
-	m.client = client
+	m.client = m.newClient(key)
 	return m, nil
 }
 
-func (m *Model) httpOptions() genai.HTTPOptions {
-	ho := genai.HTTPOptions{BaseURL: m.baseURL, APIVersion: APIVersion}
-	if m.opts.Timeout > 0 {
-		t := m.opts.Timeout
-		ho.Timeout = &t
+func (m *Model) newClient(key string) *client {
+	c := &client{http: m.opts.HTTPClient, baseURL: cmp.Or(m.baseURL, DefaultBaseURL), key: key,
+		headers: http.Header{}, timeout: m.opts.Timeout, retries: m.opts.MaxRetries}
+	if c.http == nil {
+		c.http = http.DefaultClient
 	}
-	if len(m.opts.Headers) > 0 {
-		ho.Headers = http.Header{}
-		for k, v := range m.opts.Headers {
-			ho.Headers.Set(k, v)
-		}
+	for k, v := range m.opts.Headers {
+		c.headers.Set(k, v)
 	}
-	retries := m.opts.MaxRetries
-	if retries == 0 {
-		retries = defaultRetries
+	if c.retries == 0 {
+		c.retries = defaultRetries
 	}
-	if retries > 0 {
-		attempts := int32(retries + 1)
-		ho.RetryOptions = &genai.HTTPRetryOptions{Attempts: &attempts}
-	}
-	return ho
+	c.retries = max(c.retries, 0)
+	return c
 }
 
-// BaseURL returns the API root the model talks to ("" = the SDK's).
+// BaseURL returns the API root the model talks to ("" = DefaultBaseURL).
 func (m *Model) BaseURL() string { return m.baseURL }
 
 // Generate streams the model's answer to req. See [model.ChatModel].
@@ -170,17 +154,14 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) iter.Seq2[mode
 			yield(model.Event{}, m.keyErr)
 			return
 		}
-		contents, config, err := m.request(req)
+		body, err := m.request(req)
 		if err != nil {
 			yield(model.Event{}, m.wrap(ctx, err))
 			return
 		}
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		ctx, readErr := withReadErr(ctx)
 		start := time.Now()
 		var asm assembler
-		for chunk, err := range m.client.Models.GenerateContentStream(ctx, m.opts.Model, contents, config) {
+		for chunk, err := range m.client.stream(ctx, m.opts.Model, body) {
 			if err != nil {
 				yield(model.Event{}, m.wrap(ctx, err))
 				return
@@ -195,10 +176,6 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) iter.Seq2[mode
 			yield(model.Event{}, err)
 			return
 		}
-		if err := readErr.get(); err != nil {
-			yield(model.Event{}, m.wrap(ctx, fmt.Errorf("the stream broke: %w", err)))
-			return
-		}
 		resp, err := asm.response()
 		if err != nil {
 			yield(model.Event{}, m.wrap(ctx, err))
@@ -210,22 +187,18 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) iter.Seq2[mode
 	}
 }
 
-// wrap turns an SDK or transport error into a *model.ProviderError;
+// wrap turns an API or transport error into a *model.ProviderError;
 // cancellation is returned as the context's own error.
 func (m *Model) wrap(ctx context.Context, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return ctxErr
 	}
 	pe := &model.ProviderError{Model: m.opts.Name, Provider: "gemini", Err: err}
-	var apiErr genai.APIError
-	var apiErrPtr *genai.APIError
-	if errors.As(err, &apiErrPtr) {
-		apiErr = *apiErrPtr
-	}
+	apiErr := &apiError{}
 	var netErr net.Error
 	var opErr *net.OpError
 	switch {
-	case apiErr.Code != 0 || errors.As(err, &apiErr):
+	case errors.As(err, &apiErr):
 		pe.StatusCode = apiErr.Code
 		pe.Message = cmp.Or(apiErr.Message, apiErr.Status)
 		switch {

@@ -8,7 +8,10 @@ func (m *Model) Ping(ctx context.Context) error {
 	if m.keyErr != nil {
 		return m.keyErr
 	}
-	if _, err := m.client.Models.Get(ctx, m.opts.Model, nil); err != nil {
+	var info struct {
+		Name string `json:"name"`
+	}
+	if err := m.client.get(ctx, modelPath(m.opts.Model), maxPingBytes, &info); err != nil {
 		return m.wrap(ctx, err)
 	}
 	return nil

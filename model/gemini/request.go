@@ -6,31 +6,30 @@ import (
 	"fmt"
 	"strings"
 
-	"google.golang.org/genai"
-
 	"github.com/antlerhq/antler/model"
 )
 
-// request shapes req into Gemini contents and a generation config.
-func (m *Model) request(req *model.Request) ([]*genai.Content, *genai.GenerateContentConfig, error) {
+// request shapes req into a streamGenerateContent body.
+func (m *Model) request(req *model.Request) (*generateRequest, error) {
 	system, contents, err := conversation(req.Messages)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	cfg := &genai.GenerateContentConfig{}
+	out := &generateRequest{Contents: contents}
 	if system != "" {
-		cfg.SystemInstruction = genai.NewContentFromText(system, genai.RoleUser)
+		out.SystemInstruction = &content{Role: roleUser, Parts: []*part{{Text: system}}}
 	}
+	cfg := &out.GenerationConfig
 	if n := req.MaxTokens; n > 0 {
-		cfg.MaxOutputTokens = int32(n)
+		cfg.MaxOutputTokens = n
 	} else if m.opts.MaxTokens > 0 {
-		cfg.MaxOutputTokens = int32(m.opts.MaxTokens)
+		cfg.MaxOutputTokens = m.opts.MaxTokens
 	}
-	temp := m.opts.Temperature
+	cfg.Temperature = m.opts.Temperature
 	if req.Temperature != nil {
-		temp = req.Temperature
+		cfg.Temperature = req.Temperature
 	}
-	cfg.Temperature, cfg.TopP, cfg.TopK = float32p(temp), float32p(m.opts.TopP), float32p(m.opts.TopK)
+	cfg.TopP, cfg.TopK = m.opts.TopP, m.opts.TopK
 
 	th := m.opts.Thinking
 	if m.opts.SupportsThinking {
@@ -40,32 +39,24 @@ func (m *Model) request(req *model.Request) ([]*genai.Content, *genai.GenerateCo
 			th = overlay(th, m.opts.ThinkingOff)
 		}
 	}
-	cfg.ThinkingConfig = thinkingConfig(th)
+	cfg.ThinkingConfig = newThinkingConfig(th)
 
 	if len(req.Tools) > 0 {
-		decls := make([]*genai.FunctionDeclaration, 0, len(req.Tools))
+		decls := make([]functionDeclaration, 0, len(req.Tools))
 		for _, d := range req.Tools {
-			fd := &genai.FunctionDeclaration{Name: d.Name, Description: d.Description}
+			fd := functionDeclaration{Name: d.Name, Description: d.Description}
 			if len(d.InputSchema) > 0 && string(d.InputSchema) != "null" {
 				var schema map[string]any
 				if err := json.Unmarshal(d.InputSchema, &schema); err != nil {
-					return nil, nil, fmt.Errorf("tool %q: input schema is not a JSON object: %w", d.Name, err)
+					return nil, fmt.Errorf("tool %q: input schema is not a JSON object: %w", d.Name, err)
 				}
-				fd.ParametersJsonSchema = schema
+				fd.ParametersJSONSchema = schema
 			}
 			decls = append(decls, fd)
 		}
-		cfg.Tools = []*genai.Tool{{FunctionDeclarations: decls}}
+		out.Tools = []tool{{FunctionDeclarations: decls}}
 	}
-	return contents, cfg, nil
-}
-
-func float32p(f *float64) *float32 {
-	if f == nil {
-		return nil
-	}
-	v := float32(*f)
-	return &v
+	return out, nil
 }
 
 // overlay returns base with the set fields of top.
@@ -82,15 +73,11 @@ func overlay(base, top Thinking) Thinking {
 	return base
 }
 
-func thinkingConfig(th Thinking) *genai.ThinkingConfig {
+func newThinkingConfig(th Thinking) *thinkingConfig {
 	if th.Budget == nil && th.IncludeThoughts == nil && th.Level == "" {
 		return nil
 	}
-	tc := &genai.ThinkingConfig{ThinkingLevel: genai.ThinkingLevel(strings.ToUpper(th.Level))}
-	if th.Budget != nil {
-		b := int32(*th.Budget)
-		tc.ThinkingBudget = &b
-	}
+	tc := &thinkingConfig{ThinkingLevel: strings.ToUpper(th.Level), ThinkingBudget: th.Budget}
 	if th.IncludeThoughts != nil {
 		tc.IncludeThoughts = *th.IncludeThoughts
 	}
@@ -101,9 +88,9 @@ func thinkingConfig(th Thinking) *genai.ThinkingConfig {
 // messages become the system instruction, assistant messages are the
 // "model" role, and the results of one step's tool calls are sent
 // together as one user turn of function responses.
-func conversation(in []model.Message) (string, []*genai.Content, error) {
+func conversation(in []model.Message) (string, []*content, error) {
 	var system []string
-	var out []*genai.Content
+	var out []*content
 	names := map[string]string{} // tool call id -> name
 	for i, msg := range in {
 		if msg.Remove {
@@ -113,7 +100,7 @@ func conversation(in []model.Message) (string, []*genai.Content, error) {
 		case model.RoleSystem:
 			system = append(system, textOf(msg))
 		case model.RoleUser:
-			out = append(out, &genai.Content{Role: genai.RoleUser, Parts: userParts(msg)})
+			out = append(out, &content{Role: roleUser, Parts: userParts(msg)})
 		case model.RoleAssistant:
 			c, err := modelContent(msg)
 			if err != nil {
@@ -124,12 +111,12 @@ func conversation(in []model.Message) (string, []*genai.Content, error) {
 			}
 			out = append(out, c)
 		case model.RoleTool:
-			part := functionResponse(msg, names)
+			res := resultPart(msg, names)
 			if n := len(out); n > 0 && isResponses(out[n-1]) {
-				out[n-1].Parts = append(out[n-1].Parts, part)
+				out[n-1].Parts = append(out[n-1].Parts, res)
 				continue
 			}
-			out = append(out, &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{part}})
+			out = append(out, &content{Role: roleUser, Parts: []*part{res}})
 		default:
 			return "", nil, fmt.Errorf("message %d has unknown role %q", i, msg.Role)
 		}
@@ -137,8 +124,8 @@ func conversation(in []model.Message) (string, []*genai.Content, error) {
 	return strings.Join(system, "\n\n"), out, nil
 }
 
-func isResponses(c *genai.Content) bool {
-	return c.Role == genai.RoleUser && len(c.Parts) > 0 && c.Parts[0].FunctionResponse != nil
+func isResponses(c *content) bool {
+	return c.Role == roleUser && len(c.Parts) > 0 && c.Parts[0].FunctionResponse != nil
 }
 
 // textOf joins a message's content and its text parts.
@@ -155,33 +142,33 @@ func textOf(msg model.Message) string {
 	return s
 }
 
-func userParts(msg model.Message) []*genai.Part {
-	var parts []*genai.Part
+func userParts(msg model.Message) []*part {
+	var parts []*part
 	if msg.Content != "" {
-		parts = append(parts, genai.NewPartFromText(msg.Content))
+		parts = append(parts, &part{Text: msg.Content})
 	}
 	for _, p := range msg.Parts {
 		switch p.Type {
 		case model.PartText:
-			parts = append(parts, genai.NewPartFromText(p.Text))
+			parts = append(parts, &part{Text: p.Text})
 		case model.PartImage:
 			mt := p.MIMEType
 			if mt == "" {
 				mt = "application/octet-stream"
 			}
-			parts = append(parts, genai.NewPartFromBytes(p.Data, mt))
+			parts = append(parts, &part{InlineData: &blob{MIMEType: mt, Data: p.Data}})
 		}
 	}
 	if len(parts) == 0 {
-		parts = append(parts, genai.NewPartFromText(""))
+		parts = append(parts, &part{})
 	}
 	return parts
 }
 
-func modelContent(msg model.Message) (*genai.Content, error) {
-	c := &genai.Content{Role: genai.RoleModel}
+func modelContent(msg model.Message) (*content, error) {
+	c := &content{Role: roleModel}
 	if text := textOf(msg); text != "" || len(msg.ToolCalls) == 0 {
-		c.Parts = append(c.Parts, genai.NewPartFromText(text))
+		c.Parts = append(c.Parts, &part{Text: text})
 	}
 	for _, tc := range msg.ToolCalls {
 		args := map[string]any{}
@@ -191,7 +178,7 @@ func modelContent(msg model.Message) (*genai.Content, error) {
 				args = map[string]any{"arguments": string(tc.Arguments)}
 			}
 		}
-		p := &genai.Part{FunctionCall: &genai.FunctionCall{ID: tc.ID, Name: tc.Name, Args: args}}
+		p := &part{FunctionCall: &fnCall{ID: tc.ID, Name: tc.Name, Args: args}}
 		if tc.Signature != "" {
 			sig, err := base64.StdEncoding.DecodeString(tc.Signature)
 			if err != nil {
@@ -204,9 +191,9 @@ func modelContent(msg model.Message) (*genai.Content, error) {
 	return c, nil
 }
 
-// functionResponse answers a call: {"output": text}, or {"error": text}
+// resultPart answers a call: {"output": text}, or {"error": text}
 // for a failed call.
-func functionResponse(msg model.Message, names map[string]string) *genai.Part {
+func resultPart(msg model.Message, names map[string]string) *part {
 	name := msg.Name
 	if name == "" {
 		name = names[msg.ToolCallID]
@@ -215,6 +202,6 @@ func functionResponse(msg model.Message, names map[string]string) *genai.Part {
 	if msg.Status == "error" {
 		key = "error"
 	}
-	return &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: msg.ToolCallID, Name: name,
+	return &part{FunctionResponse: &fnResponse{ID: msg.ToolCallID, Name: name,
 		Response: map[string]any{key: textOf(msg)}}}
 }

@@ -8,8 +8,6 @@ import (
 	"errors"
 	"strings"
 
-	"google.golang.org/genai"
-
 	"github.com/antlerhq/antler/model"
 )
 
@@ -23,24 +21,24 @@ type assembler struct {
 	usage           *model.Usage
 }
 
-func (a *assembler) add(r *genai.GenerateContentResponse) []model.Event {
+func (a *assembler) add(r *generateResponse) []model.Event {
 	var evs []model.Event
 	if u := r.UsageMetadata; u != nil {
 		a.usage = &model.Usage{
-			InputTokens:  int64(u.PromptTokenCount),
-			OutputTokens: int64(u.CandidatesTokenCount) + int64(u.ThoughtsTokenCount),
-			TotalTokens:  int64(u.TotalTokenCount),
+			InputTokens:  u.PromptTokenCount,
+			OutputTokens: u.CandidatesTokenCount + u.ThoughtsTokenCount,
+			TotalTokens:  u.TotalTokenCount,
 		}
 	}
 	if pf := r.PromptFeedback; pf != nil && pf.BlockReason != "" {
-		a.block = string(pf.BlockReason)
+		a.block = pf.BlockReason
 	}
 	if len(r.Candidates) == 0 {
 		return nil
 	}
 	c := r.Candidates[0] // Antler never asks for more than one
 	if c.FinishReason != "" {
-		a.finish = string(c.FinishReason)
+		a.finish = c.FinishReason
 	}
 	if c.Content == nil {
 		return nil
@@ -60,7 +58,7 @@ func (a *assembler) add(r *genai.GenerateContentResponse) []model.Event {
 	return evs
 }
 
-func (a *assembler) addCall(p *genai.Part) model.Event {
+func (a *assembler) addCall(p *part) model.Event {
 	fc := p.FunctionCall
 	args := []byte("{}")
 	if len(fc.Args) > 0 {
