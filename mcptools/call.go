@@ -75,19 +75,7 @@ func (m *Manager) callSession(ctx context.Context, call *tool.Call, s *server, s
 		return sess, err
 	})
 	if err != nil {
-		var be *boundError
-		switch {
-		case ctx.Err() != nil:
-			return nil, ctx.Err()
-		case actx.Err() != nil:
-			return tool.Errorf("MCP server '%s' did not start within %gs", serverName, s.cfg.InitTimeout().Seconds()), nil
-		case errors.Is(err, errClosed):
-			return nil, err
-		case errors.As(err, &be):
-			return tool.Errorf("MCP server '%s' cannot start another process: %v; a server without per-thread files can serve every thread from one process with \"process_scope\": \"shared\" in its entry of extensions_config.json",
-				serverName, err), nil
-		}
-		return tool.Errorf("MCP server '%s' is unavailable: %v", serverName, err), nil
+		return acquireFailed(ctx, actx, s, err)
 	}
 	defer m.pool.release(e)
 	if scopeUser(scope) != "" {
@@ -112,8 +100,13 @@ func (m *Manager) callSession(ctx context.Context, call *tool.Call, s *server, s
 	if place != nil {
 		tr = place.translator(stdioDir(s.cfg, s.baseDir, place))
 	}
+	m.spool.begin()
+	defer m.spool.end()
 	r, err := m.callTraced(cctx, e.sess.cs, s, params)
 	if err == nil {
+		if err := m.spool.takeResult(r); err != nil {
+			return tool.Errorf("MCP tool '%s' on server '%s' returned a large text that could not be read back from its spool file: %v", rawName, serverName, err), nil
+		}
 		if tr != nil {
 			tr.translateResult(r)
 		}
@@ -129,6 +122,10 @@ func (m *Manager) callSession(ctx context.Context, call *tool.Call, s *server, s
 		m.pool.remove(e)
 		return tool.Errorf("MCP server '%s' closed the connection while running '%s'; it will be restarted on the next call%s",
 			serverName, rawName, stderrNote(e.sess.stderr)), nil
+	case errors.As(err, new(authorizationError)):
+		var ae authorizationError
+		errors.As(err, &ae)
+		return tool.Errorf("%v", ae), nil
 	case errors.As(err, &werr):
 		return tool.Errorf("%s", werr.Message), nil
 	}
@@ -248,4 +245,23 @@ func (m *Manager) onProgress(_ context.Context, req *mcp.ProgressNotificationCli
 	if fn != nil {
 		fn(req.Params)
 	}
+}
+
+// acquireFailed turns a failure to acquire a session into the call's
+// result: a model-facing error, or a Go error for cancellation and a
+// closed manager. actx is the acquisition's context (session_init_timeout).
+func acquireFailed(ctx, actx context.Context, s *server, err error) (*tool.Result, error) {
+	var be *boundError
+	switch {
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case actx.Err() != nil:
+		return tool.Errorf("MCP server '%s' did not start within %gs", s.name, s.cfg.InitTimeout().Seconds()), nil
+	case errors.Is(err, errClosed):
+		return nil, err
+	case errors.As(err, &be):
+		return tool.Errorf("MCP server '%s' cannot start another process: %v; a server without per-thread files can serve every thread from one process with \"process_scope\": \"shared\" in its entry of extensions_config.json",
+			s.name, err), nil
+	}
+	return tool.Errorf("MCP server '%s' is unavailable: %v", s.name, err), nil
 }
