@@ -19,6 +19,14 @@ type Authorizer interface {
 	OAuthHandler(ctx context.Context, s config.MCPServer, user string) (auth.OAuthHandler, error)
 }
 
+// authorizationError is an error of an Authorizer's handler that tells
+// the user what to do (mcpauth.LoginRequiredError): a failed call shows
+// it as it is, rather than the transport's "rejected".
+type authorizationError interface {
+	error
+	AuthorizationRequired()
+}
+
 // userScopePrefix starts the pool scope of a user's own session with an
 // http server (Options.Authorizer set, a call made for a user other than
 // Options.AuthUser).

@@ -168,6 +168,7 @@ type Manager struct {
 	bgClosed  bool           // Close is waiting for wg; later goroutines run untracked
 	wg        sync.WaitGroup // background goroutines (session watchers, closes)
 	progress  progressRegistry
+	spool     *spool    // large texts of tool results; see spool.go
 	sweepOnce sync.Once // starts the idle sweeper with the first process
 
 	// sem serialises discovery, rebuilds, Reset and Close. It is a channel
@@ -204,6 +205,7 @@ func New(o Options) *Manager {
 		m.now = time.Now
 	}
 	m.life, m.stop = context.WithCancel(context.Background())
+	m.spool = newSpool("", m.log)
 	m.pool = newPool(newProcessLimits(o), m.now, func(s *session) { m.goBG(s.close) }, m.measure)
 	return m
 }
@@ -464,6 +466,9 @@ func (m *Manager) Close() error {
 	m.bgClosed = true
 	m.bgMu.Unlock()
 	m.wg.Wait()
+	if err := m.spool.close(); err != nil {
+		m.log.Warn(err.Error())
+	}
 	if t, ok := m.httpTransport.(interface{ CloseIdleConnections() }); ok && m.opts.HTTPTransport == nil {
 		t.CloseIdleConnections()
 	}

@@ -71,7 +71,8 @@ func (m *Manager) newServer(cfg config.MCPServer, baseDir string) *server {
 		if o := cfg.OAuth; o != nil && o.Enabled && o.GrantType != config.GrantAuthorizationCode {
 			s.tokens = newTokenSource(*o, &http.Client{Transport: m.httpTransport}, m.now)
 		}
-		s.httpClient = &http.Client{Transport: &headerTransport{base: m.httpTransport, headers: cfg.Headers, tokens: s.tokens}}
+		s.httpClient = &http.Client{Transport: &spoolTransport{sp: m.spool,
+			base: &headerTransport{base: m.httpTransport, headers: cfg.Headers, tokens: s.tokens}}}
 	}
 	log := m.log.With("mcp_server", cfg.Name)
 	s.client = mcp.NewClient(&mcp.Implementation{Name: m.opts.ClientName, Version: m.opts.ClientVersion}, &mcp.ClientOptions{

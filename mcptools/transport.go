@@ -95,6 +95,7 @@ type stdioTransport struct {
 	cmd       *exec.Cmd
 	terminate time.Duration
 	report    stdoutReport
+	spool     *spool // nil: stdout is not spooled
 
 	mu  sync.Mutex
 	pid int // guarded by mu; 0 until started
@@ -121,8 +122,12 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	t.mu.Lock()
 	t.pid = t.cmd.Process.Pid
 	t.mu.Unlock()
+	var out io.ReadCloser = io.NopCloser(stdout)
+	if t.spool != nil {
+		out = t.spool.pipe(stdout, t.spool.stdoutPump(maxStdoutLine, t.report), true)
+	}
 	return (&mcp.IOTransport{
-		Reader: io.NopCloser(newStdoutFilter(stdout, maxStdoutLine, t.report)),
+		Reader: readCloser{newStdoutFilter(out, maxStdoutLine, t.report), out},
 		Writer: &serverStdin{cmd: t.cmd, stdin: stdin, grace: t.terminate},
 		// The filter bounds every line already.
 		MaxLineLength: -1,
@@ -262,7 +267,7 @@ func (m *Manager) transport(life context.Context, rt *server, stderr *tailBuffer
 	switch s.Type {
 	case "stdio":
 		st := &stdioTransport{cmd: m.newStdioCommand(s, rt.baseDir, stderr, place), terminate: m.opts.TerminateGrace,
-			report: rt.stdoutReport()}
+			report: rt.stdoutReport(), spool: m.spool}
 		return st, st.kill, nil
 	case "sse":
 		return lifetimeTransport{inner: &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: rt.httpClient}, ctx: life}, nil, nil

@@ -186,6 +186,10 @@ type LoginRequiredError struct {
 	Hint         string
 }
 
+// AuthorizationRequired marks the error for mcptools, which shows it to
+// the model as it is.
+func (e *LoginRequiredError) AuthorizationRequired() {}
+
 func (e *LoginRequiredError) Error() string {
 	if len(e.Scopes) > 0 {
 		return fmt.Sprintf("MCP server '%s' needs more authorization (scope %q) for user '%s': %s", e.Server, strings.Join(e.Scopes, " "), e.User, e.Hint)

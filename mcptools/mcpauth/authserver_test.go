@@ -1,0 +1,205 @@
+package mcpauth_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// authServer is a local authorization server and the MCP server it
+// protects, in one httptest server: protected resource metadata at the
+// path-aware well-known location, authorization server metadata, dynamic
+// registration, an authorization endpoint that approves at once, a token
+// endpoint (authorization_code with PKCE S256, refresh_token), and /mcp,
+// which wants a bearer token it issued and, for the tool "admin", the
+// scope "admin" (403 insufficient_scope otherwise).
+type authServer struct {
+	t   *testing.T
+	srv *httptest.Server
+
+	// expiresIn is the lifetime of issued access tokens in seconds.
+	expiresIn int
+	// alwaysInsufficient makes "admin" refuse every token (retry limit).
+	alwaysInsufficient bool
+
+	mu         sync.Mutex
+	challenges map[string]string   // code -> S256 challenge
+	codeScope  map[string]string   // code -> scope
+	tokens     map[string][]string // access token -> scopes
+	refresh    map[string][]string // refresh token -> scopes
+	n          int
+	authorizeQ []url.Values // authorization requests
+	grants     []string     // grant_type of each token request
+	seen       []string     // bearer tokens /mcp accepted
+}
+
+func newAuthServer(t *testing.T) *authServer {
+	a := &authServer{t: t, expiresIn: 3600, challenges: map[string]string{}, codeScope: map[string]string{},
+		tokens: map[string][]string{}, refresh: map[string][]string{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", a.prm)
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", a.asm)
+	mux.HandleFunc("POST /register", a.register)
+	mux.HandleFunc("GET /authorize", a.authorize)
+	mux.HandleFunc("POST /token", a.token)
+	s := mcp.NewServer(&mcp.Implementation{Name: "protected", Version: "1"}, nil)
+	for _, name := range []string{"whoami", "admin"} {
+		mcp.AddTool(s, &mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}},
+			func(_ context.Context, req *mcp.CallToolRequest, _ map[string]any) (*mcp.CallToolResult, any, error) {
+				tok := strings.TrimPrefix(req.Extra.Header.Get("Authorization"), "Bearer ")
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name + " " + tok}}}, nil, nil
+			})
+	}
+	mux.Handle("/mcp", a.protect(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)))
+	a.srv = httptest.NewServer(mux)
+	t.Cleanup(a.srv.Close)
+	return a
+}
+
+func (a *authServer) url() string { return a.srv.URL + "/mcp" }
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func (a *authServer) prm(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, map[string]any{"resource": a.url(), "authorization_servers": []string{a.srv.URL},
+		"scopes_supported": []string{"read"}})
+}
+
+func (a *authServer) asm(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, map[string]any{"issuer": a.srv.URL, "authorization_endpoint": a.srv.URL + "/authorize",
+		"token_endpoint": a.srv.URL + "/token", "registration_endpoint": a.srv.URL + "/register",
+		"response_types_supported": []string{"code"}, "code_challenge_methods_supported": []string{"S256"},
+		"token_endpoint_auth_methods_supported": []string{"none"}})
+}
+
+func (a *authServer) register(w http.ResponseWriter, r *http.Request) {
+	var md map[string]any
+	_ = json.NewDecoder(r.Body).Decode(&md)
+	md["client_id"] = "client-1"
+	md["token_endpoint_auth_method"] = "none"
+	w.WriteHeader(http.StatusCreated)
+	writeJSON(w, md)
+}
+
+func (a *authServer) authorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	a.mu.Lock()
+	a.n++
+	code := fmt.Sprintf("code-%d", a.n)
+	a.challenges[code] = q.Get("code_challenge")
+	a.codeScope[code] = q.Get("scope")
+	a.authorizeQ = append(a.authorizeQ, q)
+	a.mu.Unlock()
+	if q.Get("code_challenge_method") != "S256" || q.Get("resource") != a.url() {
+		http.Error(w, "want PKCE S256 and the resource parameter", http.StatusBadRequest)
+		return
+	}
+	back, _ := url.Parse(q.Get("redirect_uri"))
+	bq := back.Query()
+	bq.Set("code", code)
+	bq.Set("state", q.Get("state"))
+	back.RawQuery = bq.Encode()
+	http.Redirect(w, r, back.String(), http.StatusFound)
+}
+
+func (a *authServer) token(w http.ResponseWriter, r *http.Request) {
+	_ = r.ParseForm()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	grant := r.PostForm.Get("grant_type")
+	a.grants = append(a.grants, grant)
+	var scopes []string
+	switch grant {
+	case "authorization_code":
+		code := r.PostForm.Get("code")
+		sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
+		if a.challenges[code] == "" || base64.RawURLEncoding.EncodeToString(sum[:]) != a.challenges[code] {
+			w.WriteHeader(http.StatusBadRequest)
+			writeJSON(w, map[string]string{"error": "invalid_grant"})
+			return
+		}
+		scopes = strings.Fields(a.codeScope[code])
+		delete(a.challenges, code)
+	case "refresh_token":
+		var ok bool
+		if scopes, ok = a.refresh[r.PostForm.Get("refresh_token")]; !ok {
+			w.WriteHeader(http.StatusBadRequest)
+			writeJSON(w, map[string]string{"error": "invalid_grant"})
+			return
+		}
+	default:
+		w.WriteHeader(http.StatusBadRequest)
+		writeJSON(w, map[string]string{"error": "unsupported_grant_type"})
+		return
+	}
+	a.n++
+	at, rt := fmt.Sprintf("at-%d", a.n), fmt.Sprintf("rt-%d", a.n)
+	a.tokens[at], a.refresh[rt] = scopes, scopes
+	writeJSON(w, map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": a.expiresIn,
+		"refresh_token": rt, "scope": strings.Join(scopes, " ")})
+}
+
+// issue makes an access and refresh token as if a login had happened.
+func (a *authServer) issue(scopes ...string) (access, refresh string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.n++
+	access, refresh = fmt.Sprintf("at-%d", a.n), fmt.Sprintf("rt-%d", a.n)
+	a.tokens[access], a.refresh[refresh] = scopes, scopes
+	return access, refresh
+}
+
+func (a *authServer) protect(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		challenge := fmt.Sprintf(`Bearer resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, a.srv.URL)
+		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		a.mu.Lock()
+		scopes, ok := a.tokens[tok]
+		if ok {
+			a.seen = append(a.seen, tok)
+		}
+		a.mu.Unlock()
+		if !ok {
+			w.Header().Set("WWW-Authenticate", challenge)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var msg struct {
+			Method string `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal(body, &msg)
+		if msg.Method == "tools/call" && msg.Params.Name == "admin" && (a.alwaysInsufficient || !slices.Contains(scopes, "admin")) {
+			w.Header().Set("WWW-Authenticate", challenge+`, error="insufficient_scope", scope="read admin"`)
+			http.Error(w, "forbidden", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (a *authServer) counts() (authorizations int, grants []string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.authorizeQ), slices.Clone(a.grants)
+}

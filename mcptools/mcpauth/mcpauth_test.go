@@ -1,0 +1,278 @@
+package mcpauth_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/antlerhq/antler/config"
+	"github.com/antlerhq/antler/mcptools"
+	"github.com/antlerhq/antler/mcptools/mcpauth"
+	"github.com/antlerhq/antler/tool"
+)
+
+func serverEntry(a *authServer) config.MCPServer {
+	return config.MCPServer{Name: "remote", Enabled: true, Type: "http", URL: a.url()}
+}
+
+func newManager(t *testing.T, a *authServer, az mcptools.Authorizer, authUser string) *mcptools.Manager {
+	t.Helper()
+	ext := &config.Extensions{MCPServers: map[string]config.MCPServer{"remote": serverEntry(a)}}
+	m := mcptools.New(mcptools.Options{Extensions: mcptools.Static(ext), Authorizer: az, AuthUser: authUser})
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// call calls the server's tool for user and returns the result's text.
+func call(t *testing.T, m *mcptools.Manager, user, name string) (string, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tools, err := m.Tools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range m.Status() {
+		if st.Err != nil {
+			return st.Err.Error(), true
+		}
+	}
+	for _, tl := range tools {
+		if tl.Meta[mcptools.MetaTool] == name {
+			res, err := tool.Invoke(ctx, tl.Handler, &tool.Call{ID: "c", Name: tl.Name, UserID: user, ThreadID: "t1"}, json.RawMessage(`{}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res.TextContent(), res.IsError
+		}
+	}
+	t.Fatalf("no tool %q in %d tools", name, len(tools))
+	return "", false
+}
+
+// login runs Begin, follows the authorization URL as a browser would and
+// hands the redirect to the flow.
+func login(t *testing.T, a *authServer, st mcpauth.Store, user string, scopes ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	f, err := mcpauth.Begin(ctx, mcpauth.LoginOptions{Store: st, Scopes: scopes}, user, serverEntry(a), "http://127.0.0.1:9/callback")
+	if err != nil {
+		t.Fatalf("Begin: %v", err)
+	}
+	if f.State == "" || !strings.HasPrefix(f.URL, a.srv.URL+"/authorize?") {
+		t.Fatalf("authorization URL %q, state %q", f.URL, f.State)
+	}
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.Get(f.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc, err := resp.Location()
+	if err != nil {
+		t.Fatalf("authorization endpoint: HTTP %d, no redirect", resp.StatusCode)
+	}
+	if err := f.Complete(loc.Query()); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Wait(ctx); err != nil {
+		t.Fatalf("login: %v", err)
+	}
+}
+
+func TestLogin_localAuthorizationServer(t *testing.T) {
+	a := newAuthServer(t)
+	dir := t.TempDir()
+	st := mcpauth.FileStore{Dir: dir}
+	login(t, a, st, "alice")
+
+	rec, err := st.Load(context.Background(), "alice", "remote")
+	if err != nil || rec == nil {
+		t.Fatalf("Load = %v, %v", rec, err)
+	}
+	if rec.ClientID != "client-1" || rec.TokenURL != a.srv.URL+"/token" || rec.URL != a.url() || rec.RefreshToken == "" {
+		t.Errorf("record %v", rec)
+	}
+	if diff := cmp.Diff([]string{"read"}, rec.Scopes); diff != "" {
+		t.Errorf("scopes (from scopes_supported) (-want +got):\n%s", diff)
+	}
+	fi, err := os.Stat(filepath.Join(dir, "alice", "remote.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("token file mode %v, want 0600", fi.Mode().Perm())
+	}
+	// The record never shows its secrets.
+	for _, s := range []string{rec.String(), fmtV(rec)} {
+		if strings.Contains(s, rec.AccessToken) || strings.Contains(s, rec.RefreshToken) {
+			t.Errorf("record formatted with a token: %s", s)
+		}
+	}
+
+	// A running agent uses the stored token.
+	m := newManager(t, a, &mcpauth.Stored{Store: st}, "alice")
+	got, isErr := call(t, m, "alice", "whoami")
+	if isErr || got != "whoami "+rec.AccessToken {
+		t.Errorf("whoami = %q (error %v), want the stored token %q", got, isErr, rec.AccessToken)
+	}
+}
+
+func TestLogin_serverThatDoesNotAsk(t *testing.T) {
+	a := newAuthServer(t)
+	open := httptestMCP(t)
+	srv := serverEntry(a)
+	srv.URL = open
+	_, err := mcpauth.Begin(context.Background(), mcpauth.LoginOptions{Store: mcpauth.FileStore{Dir: t.TempDir()}}, "alice", srv, "http://127.0.0.1:9/cb")
+	if !errors.Is(err, mcpauth.ErrNotAsked) {
+		t.Fatalf("Begin = %v, want ErrNotAsked", err)
+	}
+}
+
+func TestStored_loginRequired(t *testing.T) {
+	a := newAuthServer(t)
+	az := &mcpauth.Stored{Store: mcpauth.FileStore{Dir: t.TempDir()}, LoginHint: func(s string) string { return "run antler mcp login " + s }}
+	m := newManager(t, a, az, "alice")
+	got, isErr := call(t, m, "alice", "whoami")
+	if !isErr || !strings.Contains(got, "MCP server 'remote' needs authorization for user 'alice': run antler mcp login remote") {
+		t.Errorf("got %q (error %v), want the login hint", got, isErr)
+	}
+	if n, _ := a.counts(); n != 0 {
+		t.Errorf("%d authorization requests from a running agent, want none", n)
+	}
+}
+
+func TestStored_refreshBeforeExpiry(t *testing.T) {
+	tests := []struct {
+		name        string
+		expiresIn   time.Duration
+		wantRefresh bool
+	}{
+		{"within the skew", 30 * time.Second, true},
+		{"expired", -time.Minute, true},
+		{"well before", time.Hour, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newAuthServer(t)
+			st := mcpauth.FileStore{Dir: t.TempDir()}
+			at, rt := a.issue("read")
+			old := &mcpauth.Record{URL: a.url(), ClientID: "client-1", TokenURL: a.srv.URL + "/token",
+				AccessToken: at, TokenType: "Bearer", RefreshToken: rt, Expiry: time.Now().Add(tc.expiresIn)}
+			if err := st.Save(context.Background(), "alice", "remote", old); err != nil {
+				t.Fatal(err)
+			}
+			m := newManager(t, a, &mcpauth.Stored{Store: st}, "alice")
+			got, isErr := call(t, m, "alice", "whoami")
+			_, grants := a.counts()
+			rec, _ := st.Load(context.Background(), "alice", "remote")
+			if !tc.wantRefresh {
+				if len(grants) != 0 || got != "whoami "+at || rec.AccessToken != at {
+					t.Errorf("grants %v, whoami %q, stored %q: want the old token unrefreshed", grants, got, rec.AccessToken)
+				}
+				return
+			}
+			if diff := cmp.Diff([]string{"refresh_token"}, grants); diff != "" {
+				t.Errorf("token requests (-want +got):\n%s", diff)
+			}
+			if isErr || got == "whoami "+at || got != "whoami "+rec.AccessToken {
+				t.Errorf("whoami = %q (error %v); old token %q, stored %q: want the refreshed, stored token", got, isErr, at, rec.AccessToken)
+			}
+			if rec.RefreshToken == rt || !rec.Expiry.After(time.Now().Add(time.Minute)) {
+				t.Errorf("stored record %v: want the rotated refresh token and the new expiry", rec)
+			}
+		})
+	}
+}
+
+func TestStepUp(t *testing.T) {
+	t.Run("interactive flow asks for the challenged scope", func(t *testing.T) {
+		a := newAuthServer(t)
+		st := mcpauth.FileStore{Dir: t.TempDir()}
+		az := &mcpauth.Interactive{Store: st, Fetch: mcpauth.AutoApprove(nil), RedirectURL: "http://127.0.0.1:9/cb"}
+		m := newManager(t, a, az, "alice")
+		got, isErr := call(t, m, "alice", "admin")
+		if isErr || !strings.HasPrefix(got, "admin at-") {
+			t.Fatalf("admin = %q (error %v)", got, isErr)
+		}
+		a.mu.Lock()
+		var scopes []string
+		for _, q := range a.authorizeQ {
+			scopes = append(scopes, q.Get("scope"))
+		}
+		a.mu.Unlock()
+		if diff := cmp.Diff([]string{"read", "read admin"}, scopes); diff != "" {
+			t.Errorf("scopes of the authorization requests (-want +got):\n%s", diff)
+		}
+		rec, _ := st.Load(context.Background(), "alice", "remote")
+		if diff := cmp.Diff([]string{"read", "admin"}, rec.Scopes); diff != "" {
+			t.Errorf("stored scopes (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("retry limit", func(t *testing.T) {
+		a := newAuthServer(t)
+		a.alwaysInsufficient = true
+		az := &mcpauth.Interactive{Store: mcpauth.FileStore{Dir: t.TempDir()}, Fetch: mcpauth.AutoApprove(nil), RedirectURL: "http://127.0.0.1:9/cb"}
+		m := newManager(t, a, az, "alice")
+		got, isErr := call(t, m, "alice", "admin")
+		if !isErr {
+			t.Errorf("admin = %q, want an error", got)
+		}
+		if n, _ := a.counts(); n != 2 {
+			t.Errorf("%d authorization requests, want 2 (the login, one step-up)", n)
+		}
+	})
+	t.Run("running agent is told to log in with the scope", func(t *testing.T) {
+		a := newAuthServer(t)
+		st := mcpauth.FileStore{Dir: t.TempDir()}
+		login(t, a, st, "alice")
+		m := newManager(t, a, &mcpauth.Stored{Store: st, LoginHint: func(s string) string { return "log in again" }}, "alice")
+		got, isErr := call(t, m, "alice", "admin")
+		if !isErr || !strings.Contains(got, `needs more authorization (scope "read admin") for user 'alice'`) {
+			t.Errorf("admin = %q (error %v)", got, isErr)
+		}
+		login(t, a, st, "alice", "admin")
+		m2 := newManager(t, a, &mcpauth.Stored{Store: st}, "alice")
+		if got, isErr := call(t, m2, "alice", "admin"); isErr {
+			t.Errorf("after a login with the scope: admin = %q", got)
+		}
+	})
+}
+
+func TestTokensPerUser(t *testing.T) {
+	a := newAuthServer(t)
+	st := mcpauth.FileStore{Dir: t.TempDir()}
+	login(t, a, st, "alice")
+	login(t, a, st, "bob")
+	ra, _ := st.Load(context.Background(), "alice", "remote")
+	rb, _ := st.Load(context.Background(), "bob", "remote")
+	if ra.AccessToken == rb.AccessToken {
+		t.Fatal("alice and bob were given the same token")
+	}
+	m := newManager(t, a, &mcpauth.Stored{Store: st, LoginHint: func(string) string { return "log in" }}, "alice")
+	tests := []struct {
+		user      string
+		want      string
+		wantError bool
+	}{
+		{"alice", "whoami " + ra.AccessToken, false},
+		{"bob", "whoami " + rb.AccessToken, false},
+		{"", "whoami " + ra.AccessToken, false}, // no user: the control session's
+		{"carol", "MCP server 'remote' needs authorization for user 'carol': log in", true},
+	}
+	for _, tc := range tests {
+		got, isErr := call(t, m, tc.user, "whoami")
+		if isErr != tc.wantError || !strings.Contains(got, tc.want) {
+			t.Errorf("user %q: whoami = %q (error %v), want %q", tc.user, got, isErr, tc.want)
+		}
+	}
+}
