@@ -57,6 +57,11 @@ type Options struct {
 	// Summarization summarises long threads before a model call (see
 	// SummarizationOptions); nil never does.
 	Summarization *SummarizationOptions
+	// AfterRun is called once a run completed (StopCompleted, no error),
+	// with its input and outcome, after the run's last write; the
+	// long-term memory queues the turn there. It must not block. nil
+	// calls nothing.
+	AfterRun func(in Input, out *Outcome)
 	// Store persists threads, runs and a checkpoint after every step; nil
 	// keeps the state in memory only (Input.State is the starting state).
 	Store store.Store

@@ -113,9 +113,24 @@ type FactoryOptions struct {
 	// role may not use are not bound, and a model it may not use is
 	// refused or replaced (agent/authz.go); nil authorizes everything.
 	Authorizer *authz.Authorizer
+	// Memory is the long-term memory (*memory.Manager): its block goes
+	// into the system prompt, its tools (mode tool) are bound, and each
+	// completed run is queued for extraction. nil means none.
+	Memory Memory
 	// Telemetry records the spans and metrics of the agents' runs; nil
 	// records none.
 	Telemetry *telemetry.Recorder
+}
+
+// Memory is what the lead agent needs of the long-term memory.
+type Memory interface {
+	// Prompt returns the user's <memory> block, "" for none; query is
+	// the user's message, for ranking.
+	Prompt(ctx context.Context, userID, query string) (string, error)
+	// Tools are the memory tools to bind (nil: none).
+	Tools() []*tool.Tool
+	// Enqueue queues a finished turn for extraction; it must not block.
+	Enqueue(userID, threadID string, msgs []model.Message)
 }
 
 // Factory builds DeerFlow's lead agent for each run (DeerFlow's agents/lead_agent/agent.py). It is
@@ -201,6 +216,9 @@ type Request struct {
 	// the custom agent's tool_groups (an empty list keeps none). The CLI's
 	// --groups flag sets it.
 	ToolGroups []string
+	// Query is the user's message of the run, which ranks the memory
+	// facts injected into the prompt ("" ranks by confidence).
+	Query string
 	// Context holds further runtime values handed to tools (for example
 	// disable_clarification); the identity keys are set by the factory.
 	Context map[string]any
@@ -292,6 +310,7 @@ func (f *Factory) Build(ctx context.Context, req Request) (*Lead, error) {
 			opts.MaxTokens = *spec.MaxTokens
 		}
 	}
+	opts.AfterRun = f.afterRun(req)
 	a, err := New(opts)
 	if err != nil {
 		return nil, err
@@ -370,6 +389,11 @@ func (f *Factory) leadTools(ctx context.Context, req Request, spec *AgentSpec, m
 	if req.NonInteractive {
 		ts.Remove(builtin.AskClarificationName)
 	}
+	if f.opts.Memory != nil && !req.IsBootstrap {
+		if skipped := ts.Add(toolset.SourceBuiltin, "memory", f.opts.Memory.Tools()...); len(skipped) > 0 {
+			f.logger.Warn("memory tools not added: a tool with that name is already bound", "tools", skipped)
+		}
+	}
 	ts.Entries = FilterEntries(ctx, f.opts.Authorizer, f.identity(req), ts.Entries)
 	var servers map[string]config.MCPServer
 	if cfg.ToolSearch.Enabled && f.opts.MCPServers != nil {
@@ -433,6 +457,16 @@ func (f *Factory) leadPrompt(ctx context.Context, req Request, spec *AgentSpec, 
 	if def != nil {
 		pd.Deferred = strings.TrimSpace(def.Prompt + "\n\n" + def.RoutingPrompt)
 	}
+	if f.opts.Memory != nil && !req.IsBootstrap {
+		mem, err := f.opts.Memory.Prompt(ctx, req.UserID, req.Query)
+		if err != nil {
+			// DeerFlow fails open: a memory that cannot be read leaves
+			// the prompt without it.
+			f.logger.Warn("memory not injected: cannot read it", "user", req.UserID, "err", err)
+		}
+		_, pd.MemoryTools = ts.Lookup("memory_search")
+		pd.Memory = mem
+	}
 	return RenderPrompt(pd), nil
 }
 
@@ -482,6 +516,18 @@ func leadContext(req Request, spec *AgentSpec, modelName string, thinking bool) 
 		"available_skills": skillsMeta,
 	}
 	return rc, meta
+}
+
+// afterRun queues a completed run's conversation for memory extraction
+// (nil without memory, and for the agent builder).
+func (f *Factory) afterRun(req Request) func(Input, *Outcome) {
+	if f.opts.Memory == nil || req.IsBootstrap {
+		return nil
+	}
+	mem := f.opts.Memory
+	return func(in Input, out *Outcome) {
+		mem.Enqueue(in.UserID, out.ThreadID, out.State.Messages)
+	}
 }
 
 func (f *Factory) now() time.Time {

@@ -33,6 +33,12 @@ type PromptData struct {
 	Skills string
 	// Deferred is the <available-deferred-tools> section, "" for none.
 	Deferred string
+	// Memory is the user's long-term memory block (<memory>...</memory>),
+	// "" for none.
+	Memory string
+	// MemoryTools says whether the memory tools are bound (memory mode
+	// "tool").
+	MemoryTools bool
 }
 
 // RenderPrompt renders the lead agent's system prompt.

@@ -122,6 +122,9 @@ func (a *Agent) run(ctx context.Context, in Input, emit func(Event, error)) (*Ou
 	r.endTitle(ctx, reason, err)
 	out := &Outcome{ThreadID: in.ThreadID, RunID: in.RunID, Reason: reason, Turns: r.turns, Usage: r.usage.loop, State: r.state}
 	r.finish(ctx, reason, err)
+	if a.opts.AfterRun != nil && err == nil && reason == StopCompleted && r.state != nil {
+		a.opts.AfterRun(in, out)
+	}
 	if err != nil {
 		emit(Event{Type: EventError, Error: err.Error(), ThreadID: in.ThreadID, RunID: in.RunID}, err)
 	}

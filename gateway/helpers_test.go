@@ -21,6 +21,7 @@ import (
 	"github.com/antlerhq/antler/customagent"
 	"github.com/antlerhq/antler/gateway"
 	"github.com/antlerhq/antler/mcptools"
+	"github.com/antlerhq/antler/memory"
 	"github.com/antlerhq/antler/model"
 	"github.com/antlerhq/antler/model/modeltest"
 	"github.com/antlerhq/antler/skills"
@@ -62,6 +63,8 @@ type env struct {
 	home    string
 	extPath string
 	resets  *resetCounter
+	// mem is the gateway's memory manager (the config's memory section).
+	mem *memory.Manager
 }
 
 type resetCounter struct {
@@ -93,6 +96,8 @@ type envOptions struct {
 	toolMiddlewares []tool.Middleware
 	// authz is the gateway's authorizer (nil: authorization off).
 	authz *authz.Authorizer
+	// memoryModel writes the memory extractions (nil: none).
+	memoryModel model.ChatModel
 }
 
 // newEnv starts a gateway on 127.0.0.1 with a real SQLite store under a
@@ -161,7 +166,11 @@ func newEnv(t *testing.T, o envOptions) *env {
 		asm.MCP = mgr
 		resets.next = mgr
 	}
-	gw, err := gateway.New(gateway.Options{
+	mem, err := memory.New(memory.Options{Config: cfg.Memory, Home: home, Model: o.memoryModel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := gateway.New(gateway.Options{Memory: mem,
 		Config: cfg, Store: st, Layout: layout, Agents: agents, Skills: sk,
 		Factory:        agent.FactoryOptions{Assembler: asm, Agents: agent.CustomAgents(agents), ToolMiddlewares: o.toolMiddlewares},
 		ExtensionsPath: extPath, MCP: resets, Tokens: o.tokens, Authorizer: o.authz,
@@ -173,10 +182,11 @@ func newEnv(t *testing.T, o envOptions) *env {
 	t.Cleanup(func() {
 		srv.Close()
 		gw.Close()
+		mem.Close(context.Background())
 		st.Close()
 	})
 	return &env{t: t, url: srv.URL, gw: gw, store: st, layout: layout, agents: agents, home: home,
-		extPath: extPath, resets: resets}
+		extPath: extPath, resets: resets, mem: mem}
 }
 
 // makeReportTool writes {"name", "text"} to the thread's outputs and

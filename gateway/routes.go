@@ -67,6 +67,15 @@ func (s *Server) routes() http.Handler {
 	h("PUT /api/agents/{name}", s.updateAgent)
 	h("DELETE /api/agents/{name}", s.deleteAgent)
 
+	// Long-term memory, the caller's own (gateway/memory.go).
+	h("GET /api/memory", s.getMemory)
+	h("DELETE /api/memory", s.clearMemory)
+	h("GET /api/memory/export", s.exportMemory)
+	h("POST /api/memory/import", s.importMemory)
+	h("POST /api/memory/facts", s.createMemoryFact)
+	h("PATCH /api/memory/facts/{id}", s.patchMemoryFact)
+	h("DELETE /api/memory/facts/{id}", s.deleteMemoryFact)
+
 	// MCP configuration (admin).
 	h("GET /api/mcp/config", s.admin(s.getMCPConfig))
 	h("PUT /api/mcp/config", s.admin(s.putMCPConfig))

@@ -192,7 +192,7 @@ func (s *Server) startRun(ctx context.Context, u *principal, th *store.Thread, r
 	trustedContext(rc, u)
 	req := agent.Request{ThreadID: th.ID, UserID: u.ID, UserRole: u.Role, RunID: rid,
 		AgentName: ctxString(rc, "agent_name"), ModelName: ctxString(rc, "model_name", "model"),
-		ChannelName: ctxString(rc, "channel_name"), Context: rc}
+		ChannelName: ctxString(rc, "channel_name"), Context: rc, Query: userQuery(msgs)}
 	req.IsBootstrap, _ = ctxBool(rc, "is_bootstrap")
 	req.SubagentEnabled, _ = ctxBool(rc, "subagent_enabled")
 	req.NonInteractive, _ = ctxBool(rc, "non_interactive")

@@ -17,6 +17,7 @@ import (
 	"github.com/antlerhq/antler/authz"
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/customagent"
+	"github.com/antlerhq/antler/memory"
 	"github.com/antlerhq/antler/skills"
 	"github.com/antlerhq/antler/store"
 	"github.com/antlerhq/antler/tool"
@@ -95,6 +96,10 @@ type Options struct {
 	MaxBodyBytes int64
 	// Logger receives request failures and run diagnostics; nil discards.
 	Logger *slog.Logger
+	// Memory is the long-term memory: the /api/memory routes and, unless
+	// Factory.Memory is set, the lead agent's memory. nil makes the routes
+	// answer 501. The caller owns it (drains and closes it after Close).
+	Memory *memory.Manager
 	// Authorizer applies the authorization section to routes, models and
 	// runs (gateway/authz.go); nil authorizes everything. Factory's own
 	// Authorizer filters the tools; the gateway sets it to this one when
@@ -182,6 +187,9 @@ func New(opts Options) (*Server, error) {
 	fo.Config = cmp.Or(fo.Config, opts.Config)
 	if fo.Authorizer == nil {
 		fo.Authorizer = opts.Authorizer
+	}
+	if fo.Memory == nil && opts.Memory != nil {
+		fo.Memory = opts.Memory
 	}
 	fo.ModelMiddlewares = append([]tool.ModelMiddleware{s.stampMessages}, slices.Clone(fo.ModelMiddlewares)...)
 	if fo.Logger == nil {
