@@ -51,6 +51,7 @@ tools:
   - {name: web_search, group: web, use: deerflow.community.searxng.tools:web_search_tool, base_url: "http://127.0.0.1:1"}
   - {name: web_fetch, group: web, use: deerflow.community.jina_ai.tools:web_fetch_tool, provider: jina, base_url: "http://127.0.0.1:1"}
   - {name: image_search, group: web, use: deerflow.community.brave.tools:image_search_tool, base_url: "http://127.0.0.1:1", api_key: unused}
+  - {name: web_capture, group: web, use: deerflow.community.browserless.tools:web_capture_tool, base_url: "http://127.0.0.1:1"}
   - name: shout
     group: command
     use: antler:command
@@ -154,6 +155,7 @@ var contractSamples = map[string]tooltest.Sample{
 	"web_search":        {Args: []byte(`{"query":"antler"}`)},
 	"web_fetch":         {Args: []byte(`{"url":"https://example.com/"}`)},
 	"image_search":      {Args: []byte(`{"query":"antler"}`)},
+	"web_capture":       {Args: []byte(`{"url":"https://example.com/"}`)},
 	"shout":             {Args: []byte(`{}`)},
 	"present_files":     {Args: []byte(`{"filepaths":["/mnt/user-data/outputs/report.md"]}`), Live: true},
 	"ask_clarification": {Args: []byte(`{"question":"Which one?","clarification_type":"missing_info"}`), Live: true},

@@ -24,6 +24,11 @@ func registerCommunity(r *Registry) {
 		"antler:web_fetch")
 	r.RegisterTool(webFetchFactory(community.FetchTavily),
 		"deerflow.community.tavily.tools:web_fetch_tool")
+	for _, p := range []string{community.FetchExa, community.FetchFirecrawl, community.FetchFastCRW,
+		community.FetchGroundRoute, community.FetchInfoQuest, community.FetchCrawl4AI, community.FetchBrowserless} {
+		r.RegisterTool(webFetchFactory(p), "deerflow.community."+p+".tools:web_fetch_tool")
+	}
+	r.RegisterTool(webCaptureFactory, "deerflow.community.browserless.tools:web_capture_tool", "antler:web_capture")
 
 	r.RegisterTool(webSearchFactory(community.ProviderDDG),
 		"deerflow.community.ddg_search.tools:web_search_tool",
@@ -34,12 +39,30 @@ func registerCommunity(r *Registry) {
 		"deerflow.community.searxng.tools:web_search_tool")
 	r.RegisterTool(webSearchFactory(community.ProviderBrave),
 		"deerflow.community.brave.tools:web_search_tool")
+	for _, p := range []string{community.ProviderExa, community.ProviderSerper, community.ProviderFirecrawl,
+		community.ProviderFastCRW, community.ProviderGroundRoute, community.ProviderInfoQuest} {
+		r.RegisterTool(webSearchFactory(p), "deerflow.community."+p+".tools:web_search_tool")
+	}
 
 	r.RegisterTool(imageSearchFactory(community.ProviderDDG),
 		"deerflow.community.image_search.tools:image_search_tool",
 		"antler:image_search")
 	r.RegisterTool(imageSearchFactory(community.ProviderBrave),
 		"deerflow.community.brave.tools:image_search_tool")
+	r.RegisterTool(imageSearchFactory(community.ProviderSerper),
+		"deerflow.community.serper.tools:image_search_tool")
+	r.RegisterTool(imageSearchFactory(community.ProviderInfoQuest),
+		"deerflow.community.infoquest.tools:image_search_tool")
+}
+
+// webCaptureFactory builds Browserless's web_capture.
+func webCaptureFactory(_ context.Context, env *Env, entry config.ToolEntry) (*tool.Tool, error) {
+	var o community.CaptureOptions
+	if err := community.DecodeOptions(entry.Options, &o); err != nil {
+		return nil, err
+	}
+	o.Logger = communityLogger(env)
+	return community.NewWebCapture(o)
 }
 
 func communityLogger(env *Env) *slog.Logger {
@@ -60,7 +83,7 @@ func webFetchFactory(provider string) ToolFactory {
 		}
 		o.Logger = communityLogger(env)
 		if o.Provider == community.FetchDirect && o.APIKey != "" && o.Logger != nil {
-			o.Logger.Warn("web_fetch fetches directly; api_key is unused unless provider is jina or tavily", "tool", entry.Name)
+			o.Logger.Warn("web_fetch fetches directly; api_key is unused unless provider names a keyed service", "tool", entry.Name)
 		}
 		return community.NewWebFetch(o)
 	}
