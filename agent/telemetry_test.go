@@ -155,7 +155,7 @@ func TestTelemetry_runWithToolMCPAndSubagent(t *testing.T) {
 			if s.Name == name {
 				out := map[string]string{}
 				for _, kv := range s.Attributes {
-					out[string(kv.Key)] = kv.Value.Emit()
+					out[string(kv.Key)] = kv.Value.String()
 				}
 				return out
 			}
@@ -232,7 +232,7 @@ func TestTelemetry_captureContent(t *testing.T) {
 		for _, kv := range s.Attributes {
 			switch kv.Key {
 			case "gen_ai.input.messages", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result":
-				got[string(kv.Key)] = kv.Value.Emit()
+				got[string(kv.Key)] = kv.Value.String()
 			}
 		}
 	}

@@ -271,10 +271,3 @@ func (s *spool) close() error {
 	}
 	return nil
 }
-
-// count returns the finished files and the bytes held (tests).
-func (s *spool) count() (files int, used int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.files), s.used
-}
