@@ -52,7 +52,7 @@ func TestDoctor_namesIgnoredSections(t *testing.T) {
 }
 
 func TestToolsList_namesIgnoredSections(t *testing.T) {
-	cfg, home := unenforcedConfig(t, "http://127.0.0.1:1/v1", restrictive+"tracing: {}\n")
+	cfg, home := unenforcedConfig(t, "http://127.0.0.1:1/v1", restrictive+"tracing:\n  langfuse: {enabled: true, public_key: pk, secret_key: sk}\n")
 	code, out, errOut := runCLI(t, nil, "--config", cfg, "--home", home, "tools", "list", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
