@@ -72,6 +72,9 @@ type spoolFile struct {
 	path string
 	f    *os.File // nil once finished or aborted
 	size int64    // bytes written
+	// overflow is set when the text outgrew the spool's bound: the rest
+	// of it was dropped, and take fails instead of returning a part.
+	overflow bool
 }
 
 // create opens a new spool file, or fails with errSpoolFull or an I/O
@@ -106,13 +109,20 @@ func (s *spool) create() (*spoolFile, error) {
 	return &spoolFile{sp: s, id: id, path: path, f: f}, nil
 }
 
-// Write appends to the file within the spool's bound.
+// Write appends to the file within the spool's bound. Past the bound it
+// drops p and marks the file overflowed, so that the message still
+// streams on to the SDK (whose connection stays up) and the call fails
+// with a clear error when it takes the text.
 func (f *spoolFile) Write(p []byte) (int, error) {
 	s := f.sp
+	if f.overflow {
+		return len(p), nil
+	}
 	s.mu.Lock()
 	if s.used+int64(len(p)) > s.maxTotal {
 		s.mu.Unlock()
-		return 0, errSpoolFull
+		f.overflow = true
+		return len(p), nil
 	}
 	s.used += int64(len(p))
 	s.mu.Unlock()
@@ -184,6 +194,9 @@ func (s *spool) take(text string) (string, error) {
 		return text, nil
 	}
 	defer f.remove()
+	if f.overflow {
+		return "", fmt.Errorf("the text is larger than the room left in the spool (%d MB for the texts of all calls in flight)", s.maxTotal>>20)
+	}
 	r, err := os.Open(f.path)
 	if err != nil {
 		return "", err

@@ -210,7 +210,7 @@ func (w *frameRewriter) targetBytes(p []byte) []byte {
 	}
 	if w.file == nil {
 		w.held = append(w.held, chunk...)
-		if !closed && len(w.held) >= w.sp.minString {
+		if len(w.held) >= w.sp.minString {
 			w.startFile()
 		}
 		if w.file == nil {
