@@ -209,9 +209,27 @@ func (s *spool) take(text string) (string, error) {
 	}
 	out := b.String()
 	if !utf8.ValidString(out) {
-		out = strings.ToValidUTF8(out, "\uFFFD")
+		out = replaceInvalidUTF8(out)
 	}
 	return out, nil
+}
+
+// replaceInvalidUTF8 turns each byte of s that is not part of valid UTF-8
+// into U+FFFD, as encoding/json's decoder does (strings.ToValidUTF8 would
+// put one U+FFFD for a whole run of them).
+func replaceInvalidUTF8(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }
 
 // takeResult replaces the markers of a tool result with their texts.
