@@ -141,26 +141,10 @@ func (w *frameRewriter) stringBytes(p []byte) []byte {
 		return w.targetBytes(p)
 	}
 	// Up to and including the closing quote, or all of p.
-	end := len(p)
-	for i := 0; i < len(p); i++ {
-		if w.escaped {
-			w.escaped = false
-			continue
-		}
-		if p[i] == '\\' {
-			w.escaped = true
-			continue
-		}
-		if p[i] == '"' {
-			end = i + 1
-			w.inString = false
-			break
-		}
-		if j := bytes.IndexAny(p[i:], `"\`); j > 0 {
-			i += j - 1
-		} else if j < 0 {
-			break
-		}
+	end, closed := w.stringEnd(p)
+	if closed {
+		end++
+		w.inString = false
 	}
 	if w.isKey && !w.keyLong {
 		k := p[:end]
@@ -179,29 +163,32 @@ func (w *frameRewriter) stringBytes(p []byte) []byte {
 	return p[end:]
 }
 
-// targetBytes consumes bytes of a target string: held until the string
-// is long enough, then decoded into its spool file.
-func (w *frameRewriter) targetBytes(p []byte) []byte {
-	end, closed := len(p), false
+// stringEnd returns the index in p of the quote that closes the string
+// being read (closed) or len(p), keeping track of a backslash that ends
+// p in w.escaped.
+func (w *frameRewriter) stringEnd(p []byte) (end int, closed bool) {
 	for i := 0; i < len(p); i++ {
 		if w.escaped {
 			w.escaped = false
 			continue
 		}
-		if p[i] == '\\' {
-			w.escaped = true
-			continue
+		j := bytes.IndexAny(p[i:], `"\`)
+		if j < 0 {
+			break
 		}
+		i += j
 		if p[i] == '"' {
-			end, closed = i, true
-			break
+			return i, true
 		}
-		if j := bytes.IndexAny(p[i:], `"\`); j > 0 {
-			i += j - 1
-		} else if j < 0 {
-			break
-		}
+		w.escaped = true
 	}
+	return len(p), false
+}
+
+// targetBytes consumes bytes of a target string: held until the string
+// is long enough, then decoded into its spool file.
+func (w *frameRewriter) targetBytes(p []byte) []byte {
+	end, closed := w.stringEnd(p)
 	chunk := p[:end]
 	rest := p[end:]
 	if closed {
