@@ -33,3 +33,26 @@ func TestBinaryNoTemplateEvaluator(t *testing.T) {
 		t.Fatalf("go list named %d of this module's packages; want the packages cmd/antler links", checked)
 	}
 }
+
+// TestBinaryNoOpenAISDK fails when cmd/antler links any package of
+// github.com/openai/openai-go. Its root package imports every API area,
+// whose init-registered unions keep ~20 MB of generated code in the
+// binary; model/openai speaks chat completions itself (docs/design.md,
+// "Binary size").
+func TestBinaryNoOpenAISDK(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "./cmd/antler").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	linked := 0
+	for line := range strings.Lines(string(out)) {
+		path := strings.TrimSpace(line)
+		linked++
+		if strings.HasPrefix(path, "github.com/openai/openai-go") {
+			t.Errorf("cmd/antler links %s; model/openai speaks the API over net/http", path)
+		}
+	}
+	if linked < 100 {
+		t.Fatalf("go list named %d packages; want everything cmd/antler links", linked)
+	}
+}

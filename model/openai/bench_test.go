@@ -9,7 +9,7 @@ import (
 )
 
 // BenchmarkGenerateLocal measures one streamed call (a tool call with
-// arguments in fragments, usage chunk) through the SDK to a modeltest
+// arguments in fragments, usage chunk) through the client to a modeltest
 // server on loopback: the provider's own cost plus HTTP and SSE.
 func BenchmarkGenerateLocal(b *testing.B) {
 	srv := modeltest.NewScriptServer(b, modeltest.Script{Loop: true, NoRecord: true, Turns: []modeltest.Turn{

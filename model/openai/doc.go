@@ -1,5 +1,7 @@
 // Package openai is the OpenAI-compatible chat-completions provider of
-// Antler, built on github.com/openai/openai-go/v3. One [Model] talks to
+// Antler, speaking the wire format itself over net/http (client.go,
+// wire.go) rather than through github.com/openai/openai-go, whose
+// registered API areas cost the binary ~20 MB. One [Model] talks to
 // OpenAI, DeepSeek, Doubao, Ollama, vLLM or any server that speaks
 // POST /chat/completions with server-sent events.
 //

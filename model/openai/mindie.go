@@ -12,8 +12,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	oai "github.com/openai/openai-go/v3"
-
 	"github.com/antlerhq/antler/model"
 )
 
@@ -226,14 +224,20 @@ func decodeEscapedNewlines(s string) string {
 // generateWhole asks without streaming and replays the answer as events:
 // the text in chunks of wholeChunkRunes, then one delta per tool call,
 // then the response.
-func (m *Model) generateWhole(ctx context.Context, params oai.ChatCompletionNewParams, yield func(model.Event, error) bool) *model.Response {
-	params.StreamOptions = oai.ChatCompletionStreamOptionsParam{}
-	cc, err := m.client.Chat.Completions.New(ctx, params)
+func (m *Model) generateWhole(ctx context.Context, params *chatRequest, yield func(model.Event, error) bool) *model.Response {
+	whole := *params
+	whole.Stream, whole.StreamOptions = false, nil
+	body, err := whole.encode()
 	if err != nil {
+		yield(model.Event{}, m.wrap(ctx, fmt.Errorf("encoding the request: %w", err)))
+		return nil
+	}
+	var cc chatCompletion
+	if err := m.client.post(ctx, body, &cc); err != nil {
 		yield(model.Event{}, m.wrap(ctx, err))
 		return nil
 	}
-	resp, err := wholeResponse(cc)
+	resp, err := wholeResponse(&cc)
 	if err != nil {
 		yield(model.Event{}, m.wrap(ctx, err))
 		return nil
@@ -264,12 +268,12 @@ func (m *Model) generateWhole(ctx context.Context, params oai.ChatCompletionNewP
 // wholeResponse reads a non-streamed completion: native tool calls and
 // the <tool_call> blocks of the text, reasoning from reasoning_content
 // or reasoning, the escaped newlines decoded.
-func wholeResponse(cc *oai.ChatCompletion) (*model.Response, error) {
+func wholeResponse(cc *chatCompletion) (*model.Response, error) {
 	if len(cc.Choices) == 0 {
 		return nil, errEmptyStream
 	}
 	ch := cc.Choices[0]
-	msg := model.Message{Role: model.RoleAssistant, Reasoning: reasoningField(ch.Message.JSON.ExtraFields)}
+	msg := model.Message{Role: model.RoleAssistant, Reasoning: ch.Message.text()}
 	for _, tc := range ch.Message.ToolCalls {
 		if tc.Function.Name == "" {
 			continue

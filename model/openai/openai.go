@@ -3,7 +3,6 @@ package openai
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,10 +14,6 @@ import (
 	"os"
 	"strings"
 	"time"
-
-	oai "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/antlerhq/antler/model"
 )
@@ -70,8 +65,9 @@ type Options struct {
 	Temperature *float64
 	// Timeout bounds each HTTP attempt; 0 = no limit beyond ctx.
 	Timeout time.Duration
-	// MaxRetries is how often the SDK retries 408/409/429/5xx and
-	// connection errors; 0 = the SDK's default (2), negative = never.
+	// MaxRetries is how often a request is retried after a connection
+	// error or a 408/409/429/5xx answer (client.go has the schedule);
+	// 0 = 2, as the openai-go SDK did, negative = never.
 	MaxRetries int
 	// ExtraBody is merged into every request body (DeerFlow's
 	// extra_body); keys override the fields Antler sets.
@@ -109,7 +105,7 @@ type Options struct {
 	// ignored when HTTPClient is set.
 	ConnectTimeout time.Duration
 
-	// HTTPClient replaces the SDK's default client (tests).
+	// HTTPClient replaces http.DefaultClient (tests).
 	HTTPClient *http.Client
 	// Logger receives debug logs; nil discards them.
 	Logger *slog.Logger
@@ -121,7 +117,7 @@ type Options struct {
 // use; all fields are immutable after New.
 type Model struct {
 	opts    Options
-	client  oai.Client
+	client  *client
 	baseURL string
 	// keyErr is returned by every Generate when no key was found.
 	keyErr error
@@ -169,29 +165,7 @@ func New(opts Options) (*Model, error) {
 		}
 	}
 
-	reqOpts := []option.RequestOption{
-		option.WithBaseURL(base + "/"),
-		option.WithAPIKey(key),
-	}
-	switch {
-	case opts.MaxRetries < 0:
-		reqOpts = append(reqOpts, option.WithMaxRetries(0))
-	case opts.MaxRetries > 0:
-		reqOpts = append(reqOpts, option.WithMaxRetries(opts.MaxRetries))
-	}
-	if opts.Timeout > 0 {
-		reqOpts = append(reqOpts, option.WithRequestTimeout(opts.Timeout))
-	}
-	switch {
-	case opts.HTTPClient != nil:
-		reqOpts = append(reqOpts, option.WithHTTPClient(opts.HTTPClient))
-	case opts.ConnectTimeout > 0:
-		reqOpts = append(reqOpts, option.WithHTTPClient(dialTimeoutClient(opts.ConnectTimeout)))
-	}
-	for k, v := range opts.Headers {
-		reqOpts = append(reqOpts, option.WithHeader(k, v))
-	}
-	m.client = oai.NewClient(reqOpts...)
+	m.client = newClient(opts, base, key)
 	return m, nil
 }
 
@@ -217,7 +191,12 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) iter.Seq2[mode
 		if m.opts.TextToolCalls && len(req.Tools) > 0 {
 			resp = m.generateWhole(ctx, params, yield)
 		} else {
-			stream := m.client.Chat.Completions.NewStreaming(ctx, params)
+			body, err := params.encode()
+			if err != nil {
+				yield(model.Event{}, m.wrap(ctx, fmt.Errorf("encoding the request: %w", err)))
+				return
+			}
+			stream := m.client.stream(ctx, body)
 			defer stream.Close()
 			asm := m.newAssembler()
 			resp, _ = model.Drain(ctx, stream, asm.add, asm.response, func(err error) error { return m.wrap(ctx, err) }, yield)
@@ -227,6 +206,25 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) iter.Seq2[mode
 				"tool_calls", len(resp.Message.ToolCalls), "elapsed", time.Since(start))
 		}
 	}
+}
+
+// newClient returns the HTTP client of a model talking to base with key.
+func newClient(opts Options, base, key string) *client {
+	c := &client{http: http.DefaultClient, baseURL: base, key: key, headers: opts.Headers,
+		timeout: opts.Timeout, retries: defaultRetries}
+	switch {
+	case opts.MaxRetries < 0:
+		c.retries = 0
+	case opts.MaxRetries > 0:
+		c.retries = opts.MaxRetries
+	}
+	switch {
+	case opts.HTTPClient != nil:
+		c.http = opts.HTTPClient
+	case opts.ConnectTimeout > 0:
+		c.http = dialTimeoutClient(opts.ConnectTimeout)
+	}
+	return c
 }
 
 func (m *Model) newAssembler() *assembler {
@@ -241,28 +239,22 @@ func dialTimeoutClient(d time.Duration) *http.Client {
 	return &http.Client{Transport: t}
 }
 
-// wrap turns an SDK or transport error into a *model.ProviderError;
+// wrap turns a client or transport error into a *model.ProviderError;
 // cancellation is returned as the context's own error.
 func (m *Model) wrap(ctx context.Context, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return ctxErr
 	}
 	pe := &model.ProviderError{Model: m.opts.Name, Provider: m.opts.Provider, Err: err}
-	var apiErr *oai.Error
+	var apiErr *apiError
 	var netErr net.Error
-	var streamErr *ssestream.StreamError
+	var streamErr *streamError
 	switch {
 	case errors.As(err, &streamErr):
-		var body struct {
-			Error struct {
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		_ = json.Unmarshal(streamErr.Event.Data, &body)
-		pe.Message = "error while streaming: " + cmp.Or(body.Error.Message, string(streamErr.Event.Data))
+		pe.Message = streamErr.Error()
 	case errors.As(err, &apiErr):
 		pe.StatusCode = apiErr.StatusCode
-		pe.Message = cmp.Or(apiErr.Message, strings.TrimSpace(apiErr.RawJSON()))
+		pe.Message = apiErr.Message
 		if apiErr.StatusCode == http.StatusUnauthorized {
 			pe.Hint = "check api_key or " + cmp.Or(m.opts.APIKeyEnv, "OPENAI_API_KEY")
 		}

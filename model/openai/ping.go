@@ -8,7 +8,7 @@ func (m *Model) Ping(ctx context.Context) error {
 	if m.keyErr != nil {
 		return m.keyErr
 	}
-	if _, err := m.client.Models.List(ctx); err != nil {
+	if err := m.client.get(ctx, "/models", maxPingBytes); err != nil {
 		return m.wrap(ctx, err)
 	}
 	return nil

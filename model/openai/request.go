@@ -6,16 +6,15 @@ import (
 	"fmt"
 	"maps"
 
-	oai "github.com/openai/openai-go/v3"
-
 	"github.com/antlerhq/antler/model"
 )
 
 // params shapes req into a chat-completions request.
-func (m *Model) params(req *model.Request) (oai.ChatCompletionNewParams, error) {
-	p := oai.ChatCompletionNewParams{
+func (m *Model) params(req *model.Request) (*chatRequest, error) {
+	p := &chatRequest{
 		Model:         m.opts.Model,
-		StreamOptions: oai.ChatCompletionStreamOptionsParam{IncludeUsage: oai.Bool(true)},
+		Stream:        true,
+		StreamOptions: &streamOptions{IncludeUsage: true},
 	}
 	in := req.Messages
 	if m.opts.TextToolCalls {
@@ -23,27 +22,29 @@ func (m *Model) params(req *model.Request) (oai.ChatCompletionNewParams, error) 
 	}
 	msgs, err := messages(in, m.opts.EchoReasoning)
 	if err != nil {
-		return p, err
+		return nil, err
 	}
 	p.Messages = msgs
 	tools, err := tools(req.Tools)
 	if err != nil {
-		return p, err
+		return nil, err
 	}
 	p.Tools = tools
 
 	if n := cmpPositive(req.MaxTokens, m.opts.MaxTokens); n > 0 {
 		if m.opts.UseMaxCompletionTokens {
-			p.MaxCompletionTokens = oai.Int(int64(n))
+			p.MaxCompletionTokens = &n
 		} else {
-			p.MaxTokens = oai.Int(int64(n))
+			p.MaxTokens = &n
 		}
 	}
 	switch {
 	case req.Temperature != nil:
-		p.Temperature = oai.Float(*req.Temperature)
+		t := *req.Temperature
+		p.Temperature = &t
 	case m.opts.Temperature != nil:
-		p.Temperature = oai.Float(*m.opts.Temperature)
+		t := *m.opts.Temperature
+		p.Temperature = &t
 	}
 
 	extra := maps.Clone(m.opts.ExtraBody)
@@ -54,9 +55,7 @@ func (m *Model) params(req *model.Request) (oai.ChatCompletionNewParams, error) 
 			extra = merge(extra, m.opts.NoThinkingBody)
 		}
 	}
-	if len(extra) > 0 {
-		p.SetExtraFields(extra)
-	}
+	p.extra = extra
 	return p, nil
 }
 
@@ -79,21 +78,21 @@ func merge(dst, src map[string]any) map[string]any {
 }
 
 // messages converts Antler messages to chat-completions messages.
-func messages(in []model.Message, echoReasoning bool) ([]oai.ChatCompletionMessageParamUnion, error) {
-	out := make([]oai.ChatCompletionMessageParamUnion, 0, len(in))
+func messages(in []model.Message, echoReasoning bool) ([]chatMessage, error) {
+	out := make([]chatMessage, 0, len(in))
 	for i, msg := range in {
 		if msg.Remove {
 			continue
 		}
 		switch msg.Role {
 		case model.RoleSystem:
-			out = append(out, oai.SystemMessage(msg.Content))
+			out = append(out, chatMessage{Role: "system", Content: msg.Content})
 		case model.RoleUser:
 			out = append(out, userMessage(msg))
 		case model.RoleAssistant:
 			out = append(out, assistantMessage(msg, echoReasoning))
 		case model.RoleTool:
-			out = append(out, oai.ToolMessage(textOf(msg), msg.ToolCallID))
+			out = append(out, chatMessage{Role: "tool", Content: textOf(msg), ToolCallID: msg.ToolCallID})
 		default:
 			return nil, fmt.Errorf("message %d has unknown role %q", i, msg.Role)
 		}
@@ -115,25 +114,23 @@ func textOf(msg model.Message) string {
 	return s
 }
 
-func userMessage(msg model.Message) oai.ChatCompletionMessageParamUnion {
+func userMessage(msg model.Message) chatMessage {
 	if len(msg.Parts) == 0 {
-		return oai.UserMessage(msg.Content)
+		return chatMessage{Role: "user", Content: msg.Content}
 	}
-	parts := make([]oai.ChatCompletionContentPartUnionParam, 0, len(msg.Parts)+1)
+	parts := make([]contentPart, 0, len(msg.Parts)+1)
 	if msg.Content != "" {
-		parts = append(parts, oai.TextContentPart(msg.Content))
+		parts = append(parts, contentPart{Type: "text", Text: msg.Content})
 	}
 	for _, p := range msg.Parts {
 		switch p.Type {
 		case model.PartText:
-			parts = append(parts, oai.TextContentPart(p.Text))
+			parts = append(parts, contentPart{Type: "text", Text: p.Text})
 		case model.PartImage:
-			parts = append(parts, oai.ImageContentPart(oai.ChatCompletionContentPartImageImageURLParam{
-				URL: dataURL(p.MIMEType, p.Data),
-			}))
+			parts = append(parts, contentPart{Type: "image_url", ImageURL: &imageURL{URL: dataURL(p.MIMEType, p.Data)}})
 		}
 	}
-	return oai.UserMessage(parts)
+	return chatMessage{Role: "user", Content: parts}
 }
 
 // dataURL returns data as a base64 data URL, the form chat-completions
@@ -145,52 +142,42 @@ func dataURL(mimeType string, data []byte) string {
 	return "data:" + mimeType + ";base64," + base64.StdEncoding.EncodeToString(data)
 }
 
-func assistantMessage(msg model.Message, echoReasoning bool) oai.ChatCompletionMessageParamUnion {
-	a := oai.ChatCompletionAssistantMessageParam{}
+func assistantMessage(msg model.Message, echoReasoning bool) chatMessage {
+	a := chatMessage{Role: "assistant"}
 	if text := textOf(msg); text != "" || len(msg.ToolCalls) == 0 {
-		a.Content.OfString = oai.String(text)
+		a.Content = text
 	}
 	for _, tc := range msg.ToolCalls {
 		args := string(tc.Arguments)
 		if args == "" {
 			args = "{}"
 		}
-		call := &oai.ChatCompletionMessageFunctionToolCallParam{
-			ID:       tc.ID,
-			Function: oai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: args},
-		}
-		if tc.Signature != "" {
-			// Gemini behind a gateway rejects a later turn whose call
-			// lost the signature it came with.
-			call.SetExtraFields(map[string]any{"thought_signature": tc.Signature})
-		}
-		a.ToolCalls = append(a.ToolCalls, oai.ChatCompletionMessageToolCallUnionParam{OfFunction: call})
+		// Gemini behind a gateway rejects a later turn whose call lost
+		// the signature it came with, hence ThoughtSignature.
+		a.ToolCalls = append(a.ToolCalls, chatToolCall{ID: tc.ID, Type: "function",
+			Function: functionCall{Name: tc.Name, Arguments: args}, ThoughtSignature: tc.Signature})
 	}
-	if echoReasoning && msg.Reasoning != "" {
-		a.SetExtraFields(map[string]any{"reasoning_content": msg.Reasoning})
+	if echoReasoning {
+		a.ReasoningContent = msg.Reasoning
 	}
-	return oai.ChatCompletionMessageParamUnion{OfAssistant: &a}
+	return a
 }
 
 // tools converts tool definitions to function tools.
-func tools(defs []model.ToolDefinition) ([]oai.ChatCompletionToolUnionParam, error) {
+func tools(defs []model.ToolDefinition) ([]chatTool, error) {
 	if len(defs) == 0 {
 		return nil, nil
 	}
-	out := make([]oai.ChatCompletionToolUnionParam, 0, len(defs))
+	out := make([]chatTool, 0, len(defs))
 	for _, d := range defs {
-		params := oai.FunctionParameters{"type": "object", "properties": map[string]any{}}
+		params := map[string]any{"type": "object", "properties": map[string]any{}}
 		if len(d.InputSchema) > 0 && string(d.InputSchema) != "null" {
 			params = nil
 			if err := json.Unmarshal(d.InputSchema, &params); err != nil {
 				return nil, fmt.Errorf("tool %q: input schema is not a JSON object: %w", d.Name, err)
 			}
 		}
-		fn := oai.FunctionDefinitionParam{Name: d.Name, Parameters: params}
-		if d.Description != "" {
-			fn.Description = oai.String(d.Description)
-		}
-		out = append(out, oai.ChatCompletionFunctionTool(fn))
+		out = append(out, chatTool{Type: "function", Function: functionDef{Name: d.Name, Description: d.Description, Parameters: params}})
 	}
 	return out, nil
 }

@@ -1,13 +1,12 @@
 package openai
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"strings"
-
-	oai "github.com/openai/openai-go/v3"
 
 	"github.com/antlerhq/antler/model"
 )
@@ -38,10 +37,10 @@ type callSlot struct {
 
 // add folds one chunk into the response and returns the events it
 // carries.
-func (a *assembler) add(c oai.ChatCompletionChunk) []model.Event {
+func (a *assembler) add(c chatChunk) []model.Event {
 	a.chunks++
 	var evs []model.Event
-	if c.JSON.Usage.Valid() && (c.Usage.TotalTokens > 0 || c.Usage.PromptTokens > 0 || c.Usage.CompletionTokens > 0) {
+	if c.Usage != nil && (c.Usage.TotalTokens > 0 || c.Usage.PromptTokens > 0 || c.Usage.CompletionTokens > 0) {
 		a.usage = &model.Usage{
 			InputTokens:  c.Usage.PromptTokens,
 			OutputTokens: c.Usage.CompletionTokens,
@@ -70,8 +69,8 @@ func (a *assembler) add(c oai.ChatCompletionChunk) []model.Event {
 		if ch.FinishReason != "" {
 			a.finish = ch.FinishReason
 		}
-		if f, ok := ch.JSON.ExtraFields[model.MetaContentFilterResults]; ok {
-			a.filter = filterResults(f.Raw())
+		if len(ch.ContentFilterResults) > 0 {
+			a.filter = filterResults(ch.ContentFilterResults)
 		}
 	}
 	return evs
@@ -83,18 +82,18 @@ const maxFilterResults = 64 << 10
 
 // filterResults decodes a choice's content_filter_results, or returns
 // nil when it is empty, too large or not an object.
-func filterResults(raw string) any {
-	if raw == "" || len(raw) > maxFilterResults {
+func filterResults(raw json.RawMessage) any {
+	if len(raw) == 0 || len(raw) > maxFilterResults {
 		return nil
 	}
 	var v map[string]any
-	if json.Unmarshal([]byte(raw), &v) != nil || len(v) == 0 {
+	if json.Unmarshal(raw, &v) != nil || len(v) == 0 {
 		return nil
 	}
 	return v
 }
 
-func (a *assembler) addCall(tc oai.ChatCompletionChunkChoiceDeltaToolCall) model.Event {
+func (a *assembler) addCall(tc deltaToolCall) model.Event {
 	if a.byIndex == nil {
 		a.byIndex = map[int64]int{}
 	}
@@ -114,7 +113,7 @@ func (a *assembler) addCall(tc oai.ChatCompletionChunkChoiceDeltaToolCall) model
 	if tc.Function.Name != "" {
 		s.name += tc.Function.Name
 	}
-	if sig := signatureOf(tc.JSON.ExtraFields); sig != "" {
+	if sig := tc.signature(); sig != "" {
 		s.signature = sig
 	}
 	s.args.WriteString(tc.Function.Arguments)
@@ -125,47 +124,34 @@ func (a *assembler) addCall(tc oai.ChatCompletionChunkChoiceDeltaToolCall) model
 
 // reasoningOf reads the reasoning text that OpenAI-compatible servers
 // put in non-standard delta fields.
-func (a *assembler) reasoningOf(d oai.ChatCompletionChunkChoiceDelta) string {
+func (a *assembler) reasoningOf(d chunkDelta) string {
 	if a.details {
-		if s := reasoningDetails(d.JSON.ExtraFields["reasoning_details"].Raw(), false); s != "" {
+		if s := reasoningDetails(d.ReasoningDetails, false); s != "" {
 			return s
 		}
 	}
-	return reasoningField(d.JSON.ExtraFields)
+	return d.text()
 }
 
-// rawField is a field of an SDK object that the SDK does not know.
-type rawField interface{ Raw() string }
-
-// reasoningField returns the first non-empty string among
-// reasoning_content (DeepSeek, MiMo, StepFun's deepseek-style) and
-// reasoning (Ollama, StepFun's default).
-func reasoningField[F rawField](extra map[string]F) string {
-	for _, key := range [...]string{"reasoning_content", "reasoning"} {
-		f, ok := extra[key]
-		if !ok || f.Raw() == "" {
-			continue
-		}
-		var s string
-		if json.Unmarshal([]byte(f.Raw()), &s) == nil && s != "" {
-			return s
-		}
-	}
-	return ""
+// text returns the first non-empty string among reasoning_content
+// (DeepSeek, MiMo, StepFun's deepseek-style) and reasoning (Ollama,
+// StepFun's default).
+func (r reasoningFields) text() string {
+	return cmp.Or(rawString(r.ReasoningContent), rawString(r.Reasoning))
 }
 
 // reasoningDetails joins the text of MiniMax's reasoning_details items
 // ([{"type":"reasoning.text","text":"..."}]). A streamed fragment is
 // kept as sent (trim false); a whole message's items are trimmed and
 // joined by blank lines.
-func reasoningDetails(raw string, trim bool) string {
-	if raw == "" {
+func reasoningDetails(raw json.RawMessage, trim bool) string {
+	if len(raw) == 0 {
 		return ""
 	}
 	var items []struct {
 		Text *string `json:"text"`
 	}
-	if json.Unmarshal([]byte(raw), &items) != nil {
+	if json.Unmarshal(raw, &items) != nil {
 		return ""
 	}
 	var parts []string
@@ -185,19 +171,11 @@ func reasoningDetails(raw string, trim bool) string {
 	return strings.Join(parts, "")
 }
 
-// signatureOf returns a tool call's thought signature, which Gemini
+// signature returns a tool call's thought signature, which Gemini
 // behind an OpenAI-compatible gateway sends as thought_signature or
 // thoughtSignature.
-func signatureOf[F rawField](extra map[string]F) string {
-	for _, key := range [...]string{"thought_signature", "thoughtSignature"} {
-		if f, ok := extra[key]; ok && f.Raw() != "" {
-			var s string
-			if json.Unmarshal([]byte(f.Raw()), &s) == nil && s != "" {
-				return s
-			}
-		}
-	}
-	return ""
+func (f signatureFields) signature() string {
+	return cmp.Or(rawString(f.ThoughtSignature), rawString(f.ThoughtSignatureCamel))
 }
 
 // errEmptyStream is returned when a stream ends without any choice.
