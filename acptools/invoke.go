@@ -17,6 +17,7 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/antlerhq/antler/config"
+	"github.com/antlerhq/antler/telemetry"
 	"github.com/antlerhq/antler/tool"
 	"github.com/antlerhq/antler/vpath"
 )
@@ -127,7 +128,7 @@ func (inv *Invoker) Invoke(ctx context.Context, call *tool.Call, name string, a 
 	}
 	defer ws.Close()
 
-	p, err := inv.start(path, a, dir)
+	p, err := inv.start(ctx, path, a, dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return errorResult(notFoundText(name, a.Command, exec.LookPath)), nil
@@ -331,11 +332,13 @@ type process struct {
 	stopOnce sync.Once
 }
 
-// start spawns the agent in its own process group.
-func (inv *Invoker) start(path string, a config.ACPAgent, dir string) (*process, error) {
+// start spawns the agent in its own process group, with TRACEPARENT of
+// the span in ctx (the acp tool call's) in its environment. ctx does not
+// bound the process's life: Invoke stops it.
+func (inv *Invoker) start(ctx context.Context, path string, a config.ACPAgent, dir string) (*process, error) {
 	cmd := exec.Command(path, a.Args...)
 	cmd.Dir = dir
-	cmd.Env = childEnv(inv.environ(), a.Env)
+	cmd.Env = telemetry.InjectEnv(ctx, childEnv(inv.environ(), a.Env))
 	setProcessGroup(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/antlerhq/antler/telemetry"
 	"github.com/antlerhq/antler/tool"
 )
 
@@ -105,7 +106,7 @@ func (r *runner) call(ctx context.Context, call *tool.Call, args json.RawMessage
 
 	cmd := exec.CommandContext(runCtx, r.opts.Command[0], r.opts.Command[1:]...)
 	cmd.Dir = r.opts.Dir
-	cmd.Env = r.env(call)
+	cmd.Env = r.env(ctx, call)
 	cmd.Stdin = bytes.NewReader(args)
 	stdout := &capped{max: r.opts.MaxOutputBytes}
 	stderr := &capped{max: 8 << 10}
@@ -141,7 +142,7 @@ func (r *runner) call(ctx context.Context, call *tool.Call, args json.RawMessage
 	return parseOutput(r.opts.Name, stdout.buf.Bytes()), nil
 }
 
-func (r *runner) env(call *tool.Call) []string {
+func (r *runner) env(ctx context.Context, call *tool.Call) []string {
 	env := os.Environ()
 	for _, k := range slices.Sorted(maps.Keys(r.opts.Env)) {
 		env = append(env, k+"="+r.opts.Env[k])
@@ -149,7 +150,9 @@ func (r *runner) env(call *tool.Call) []string {
 	if call != nil {
 		env = append(env, "ANTLER_THREAD_ID="+call.ThreadID, "ANTLER_USER_ID="+call.UserID, "ANTLER_TOOL_CALL_ID="+call.ID)
 	}
-	return env
+	// The trace context of the tool call's span, so that a command that
+	// speaks OpenTelemetry continues the run's trace.
+	return telemetry.InjectEnv(ctx, env)
 }
 
 // output is the JSON form a command may print.

@@ -3,9 +3,10 @@
 //
 // A [Provider] owns the SDK's tracer and meter providers and their
 // exporters, chosen the OpenTelemetry way (the OTEL_* environment
-// variables, read by the contrib autoexport package) and from DeerFlow's
-// tracing section (LangSmith and Langfuse over OTLP/HTTP). With nothing
-// set it exports nothing and its providers are nil.
+// variables with the values the contrib autoexport package takes, read
+// through an injected lookup) and from DeerFlow's tracing section
+// (LangSmith and Langfuse over OTLP/HTTP). With nothing set it exports
+// nothing and its providers are nil.
 //
 // A [Recorder] is what the agent loop, subagents and the CLI hold: the
 // tracer and the metric instruments, injected (never the global

@@ -1,16 +1,20 @@
 package telemetry
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
-	"go.opentelemetry.io/contrib/exporters/autoexport"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -27,58 +31,78 @@ type ProviderOptions struct {
 	Tracing config.Tracing
 	// ServiceVersion is service.version; "" leaves it out.
 	ServiceVersion string
-	// LookupEnv reads the environment; nil means os.LookupEnv. The
-	// exporters autoexport builds read the process environment
-	// themselves (OTEL_EXPORTER_OTLP_*).
-	LookupEnv func(string) (string, bool)
-	// Logger receives the export errors the SDK reports; nil discards.
-	Logger *slog.Logger
+	// Getenv reads the environment (the OTEL_* variables and DeerFlow's);
+	// nil means os.Getenv. The OTLP exporters still read the settings
+	// Antler does not pass them (certificates, compression) from the
+	// process environment.
+	Getenv func(string) string
+	// Stdout receives the console exporters' output; nil means os.Stdout.
+	Stdout io.Writer
+	// FlushTimeout bounds Shutdown's flush of the spans and metrics not
+	// yet exported; 0 means 5 seconds.
+	FlushTimeout time.Duration
 }
+
+// defaultFlushTimeout is ProviderOptions.FlushTimeout's zero value.
+const defaultFlushTimeout = 5 * time.Second
 
 // Provider owns the SDK's tracer and meter providers and their exporters.
 // Start it once per process and Shutdown it before the process exits
 // (which flushes the spans not yet exported).
 type Provider struct {
-	tp      *sdktrace.TracerProvider // nil with tracing off
-	mp      *sdkmetric.MeterProvider // nil with metrics off
-	capture bool
-	// Exporters names what is exported where ("traces: otlp", ...), for
-	// doctor and the startup log. Secrets are never in it.
+	tp           *sdktrace.TracerProvider // nil with tracing off
+	mp           *sdkmetric.MeterProvider // nil with metrics off
+	capture      bool
+	flushTimeout time.Duration
+	shutdown     sync.Once
+	shutdownErr  error
+	// Exporters names what is exported where ("traces: otlp ...", ...),
+	// for doctor and the startup log. Secrets are never in it.
 	Exporters []string
 }
 
 // Start builds the providers the environment and o ask for:
 //
-//   - traces when OTEL_TRACES_EXPORTER is set (otlp, console, none; as
-//     autoexport reads it), when an OTLP endpoint is set
+//   - traces to each exporter OTEL_TRACES_EXPORTER names (otlp, console,
+//     none), to OTLP when only an endpoint is set
 //     (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT),
 //     and to LangSmith and Langfuse when the tracing section (or DeerFlow's
 //     variables) enables them;
-//   - metrics when OTEL_METRICS_EXPORTER or an OTLP endpoint
-//     (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_METRICS_ENDPOINT)
-//     is set.
+//   - metrics to each exporter OTEL_METRICS_EXPORTER names, or to OTLP
+//     when only an endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT,
+//     OTEL_EXPORTER_OTLP_METRICS_ENDPOINT).
 //
 // OTEL_SDK_DISABLED=true turns both off. With neither, the Provider's
-// providers are nil and nothing is recorded. An enabled LangSmith or
-// Langfuse without its keys is an error naming the key.
+// providers are nil and nothing is recorded. A value Antler does not
+// know, or an enabled LangSmith or Langfuse without its keys, is an error
+// naming the variable or key.
 func Start(ctx context.Context, o ProviderOptions) (*Provider, error) {
-	env := o.LookupEnv
-	if env == nil {
-		env = os.LookupEnv
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
 	}
-	get := func(k string) string { v, _ := env(k); return strings.TrimSpace(v) }
-	p := &Provider{capture: truthy(get("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"))}
+	stdout := o.Stdout
+	if stdout == nil {
+		stdout = os.Stdout
+	}
+	get := func(k string) string { return strings.TrimSpace(getenv(k)) }
+	p := &Provider{capture: truthy(get("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT")),
+		flushTimeout: cmp.Or(o.FlushTimeout, defaultFlushTimeout)}
 	if truthy(get("OTEL_SDK_DISABLED")) {
 		return p, nil
 	}
-	res, err := newResource(ctx, o.ServiceVersion)
+	exporters, names, err := spanExporters(ctx, o.Tracing, get, stdout)
 	if err != nil {
 		return nil, err
 	}
-	exporters, names, err := spanExporters(ctx, o.Tracing, get)
+	readers, rnames, err := envMetricReaders(ctx, get, stdout)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, shutdownAll(ctx, exporters))
 	}
+	if len(exporters) == 0 && len(readers) == 0 {
+		return p, nil
+	}
+	res := newResource(ctx, o.ServiceVersion, get)
 	if len(exporters) > 0 {
 		topts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
 		for _, e := range exporters {
@@ -87,44 +111,43 @@ func Start(ctx context.Context, o ProviderOptions) (*Provider, error) {
 		p.tp = sdktrace.NewTracerProvider(topts...)
 		p.Exporters = append(p.Exporters, names...)
 	}
-	if get("OTEL_METRICS_EXPORTER") != "" || get("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || get("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") != "" {
-		reader, err := autoexport.NewMetricReader(ctx)
-		if err != nil {
-			return nil, errors.Join(fmt.Errorf("telemetry: metrics exporter (OTEL_METRICS_EXPORTER): %w", err), p.Shutdown(ctx))
+	if len(readers) > 0 {
+		mopts := []sdkmetric.Option{sdkmetric.WithResource(res)}
+		for _, r := range readers {
+			mopts = append(mopts, sdkmetric.WithReader(r))
 		}
-		if !autoexport.IsNoneMetricReader(reader) {
-			p.mp = sdkmetric.NewMeterProvider(sdkmetric.WithResource(res), sdkmetric.WithReader(reader))
-			p.Exporters = append(p.Exporters, "metrics: "+cmpOr(get("OTEL_METRICS_EXPORTER"), "otlp"))
-		}
+		p.mp = sdkmetric.NewMeterProvider(mopts...)
+		p.Exporters = append(p.Exporters, rnames...)
 	}
 	return p, nil
 }
 
+// shutdownAll shuts the exporters of a Start that failed half way.
+func shutdownAll(ctx context.Context, exporters []sdktrace.SpanExporter) error {
+	var errs []error
+	for _, e := range exporters {
+		errs = append(errs, e.Shutdown(ctx))
+	}
+	return errors.Join(errs...)
+}
+
 // spanExporters returns the span exporters asked for and their names.
-func spanExporters(ctx context.Context, t config.Tracing, get func(string) string) ([]sdktrace.SpanExporter, []string, error) {
-	var out []sdktrace.SpanExporter
-	var names []string
-	if get("OTEL_TRACES_EXPORTER") != "" || get("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "" {
-		e, err := autoexport.NewSpanExporter(ctx)
-		if err != nil {
-			return nil, nil, fmt.Errorf("telemetry: traces exporter (OTEL_TRACES_EXPORTER): %w", err)
-		}
-		if !autoexport.IsNoneSpanExporter(e) {
-			out = append(out, e)
-			names = append(names, "traces: "+cmpOr(get("OTEL_TRACES_EXPORTER"), "otlp"))
-		}
+func spanExporters(ctx context.Context, t config.Tracing, get func(string) string, stdout io.Writer) ([]sdktrace.SpanExporter, []string, error) {
+	out, names, err := envSpanExporters(ctx, get, stdout)
+	if err != nil {
+		return nil, nil, err
 	}
 	for _, svc := range []func(config.Tracing, func(string) string) (*otlpTarget, error){langSmith, langfuse} {
 		target, err := svc(t, get)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, errors.Join(err, shutdownAll(ctx, out))
 		}
 		if target == nil {
 			continue
 		}
 		e, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(target.url), otlptracehttp.WithHeaders(target.headers))
 		if err != nil {
-			return nil, nil, fmt.Errorf("telemetry: %s exporter: %w", target.name, err)
+			return nil, nil, errors.Join(fmt.Errorf("telemetry: %s exporter: %w", target.name, err), shutdownAll(ctx, out))
 		}
 		out = append(out, e)
 		names = append(names, "traces: "+target.name+" "+target.url)
@@ -180,18 +203,30 @@ func langfuse(t config.Tracing, get func(string) string) (*otlpTarget, error) {
 		headers: map[string]string{"Authorization": "Basic " + auth}}, nil
 }
 
-func newResource(ctx context.Context, version string) (*resource.Resource, error) {
-	attrs := []attribute.KeyValue{attribute.String("service.name", "antler")}
+// newResource is the resource of every span and metric: service.name
+// antler (OTEL_SERVICE_NAME overrides it), service.version, the SDK's
+// attributes and OTEL_RESOURCE_ATTRIBUTES, read through get.
+func newResource(ctx context.Context, version string, get func(string) string) *resource.Resource {
+	attrs := []attribute.KeyValue{attribute.String("service.name", cmpOr(get("OTEL_SERVICE_NAME"), "antler"))}
 	if version != "" {
 		attrs = append(attrs, attribute.String("service.version", version))
 	}
-	// The environment (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES) wins
-	// over the defaults.
-	res, err := resource.New(ctx, resource.WithAttributes(attrs...), resource.WithFromEnv(), resource.WithTelemetrySDK())
-	if err != nil && res == nil {
-		return nil, fmt.Errorf("telemetry: resource: %w", err)
+	for _, kv := range strings.Split(get("OTEL_RESOURCE_ATTRIBUTES"), ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		if k = strings.TrimSpace(k); !ok || k == "" || k == "service.name" && get("OTEL_SERVICE_NAME") != "" {
+			continue
+		}
+		if dec, err := url.PathUnescape(strings.TrimSpace(v)); err == nil {
+			attrs = append(attrs, attribute.String(k, dec))
+		}
 	}
-	return res, nil
+	// Merging the SDK's attributes cannot conflict with these (no schema
+	// URL on either), so the error is never set.
+	res, err := resource.New(ctx, resource.WithTelemetrySDK(), resource.WithAttributes(attrs...))
+	if err != nil {
+		return resource.NewSchemaless(attrs...)
+	}
+	return res
 }
 
 // Enabled reports whether anything is exported.
@@ -213,20 +248,28 @@ func (p *Provider) Recorder(describeModel func(string) (string, string), log *sl
 	return New(o)
 }
 
-// Shutdown flushes and stops the exporters. It is safe on a nil or an
-// empty Provider and more than once.
+// Shutdown flushes and stops the exporters, waiting at most the
+// FlushTimeout (or ctx's end, if sooner). It is safe on a nil or an empty
+// Provider and more than once.
 func (p *Provider) Shutdown(ctx context.Context) error {
-	if p == nil {
+	if p == nil || p.tp == nil && p.mp == nil {
 		return nil
 	}
-	var errs []error
-	if p.tp != nil {
-		errs = append(errs, p.tp.Shutdown(ctx))
-	}
-	if p.mp != nil {
-		errs = append(errs, p.mp.Shutdown(ctx))
-	}
-	return errors.Join(errs...)
+	p.shutdown.Do(func() {
+		ctx, cancel := context.WithTimeout(ctx, cmp.Or(p.flushTimeout, defaultFlushTimeout))
+		defer cancel()
+		var errs []error
+		if p.tp != nil {
+			errs = append(errs, p.tp.Shutdown(ctx))
+		}
+		if p.mp != nil {
+			errs = append(errs, p.mp.Shutdown(ctx))
+		}
+		if err := errors.Join(errs...); err != nil {
+			p.shutdownErr = fmt.Errorf("telemetry: flush: %w", err)
+		}
+	})
+	return p.shutdownErr
 }
 
 func truthy(v string) bool {
