@@ -3,6 +3,7 @@ package gateway
 import (
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/antlerhq/antler/memory"
 	"github.com/antlerhq/antler/model"
@@ -33,7 +34,7 @@ func (s *Server) writeMemory(w http.ResponseWriter, doc *memory.Document, err er
 	case errors.Is(err, memory.ErrCapacity):
 		writeError(w, http.StatusConflict, "Fact was not stored because the configured memory.max_facts capacity policy evicted it")
 	case errors.Is(err, memory.ErrInvalid):
-		writeError(w, http.StatusBadRequest, "%v", err)
+		writeError(w, http.StatusBadRequest, "%s", invalidDetail(err))
 	case errors.Is(err, memory.ErrUnsupported):
 		writeError(w, http.StatusNotImplemented, "Operation '%s' not supported by memory backend 'noop'.", op)
 	default:
@@ -76,6 +77,20 @@ func (s *Server) importMemory(w http.ResponseWriter, r *http.Request, u *princip
 	s.writeMemory(w, doc, err, "import memory", "")
 }
 
+// invalidDetail is the 400 text of a refused fact: DeerFlow's texts for
+// an empty content and a confidence out of range, the field-naming error
+// otherwise (an import names the fact, facts[i]).
+func invalidDetail(err error) string {
+	msg := err.Error()
+	switch {
+	case strings.HasSuffix(msg, ": fact.content is empty"):
+		return "Memory fact content cannot be empty."
+	case strings.Contains(msg, ": fact.confidence must be"):
+		return "Invalid confidence value; must be between 0 and 1."
+	}
+	return msg
+}
+
 // factBody is the body of POST and PATCH /api/memory/facts; a field
 // left out of a PATCH keeps its value.
 type factBody struct {
@@ -84,17 +99,31 @@ type factBody struct {
 	Confidence *float64 `json:"confidence"`
 }
 
+// check refuses what DeerFlow's request models refuse with 422 before
+// the handler runs: a content of length 0 (POST needs one) and a
+// confidence outside 0..1. A content of spaces passes here and is the
+// manager's 400, as in DeerFlow.
+func (b *factBody) check(w http.ResponseWriter, create bool) bool {
+	switch {
+	case create && b.Content == nil:
+		writeError(w, http.StatusUnprocessableEntity, "Field 'content' is required.")
+	case b.Content != nil && *b.Content == "":
+		writeError(w, http.StatusUnprocessableEntity, "Field 'content' should have at least 1 character.")
+	case b.Confidence != nil && (*b.Confidence < 0 || *b.Confidence > 1):
+		writeError(w, http.StatusUnprocessableEntity, "Field 'confidence' should be between 0 and 1.")
+	default:
+		return true
+	}
+	return false
+}
+
 func (s *Server) createMemoryFact(w http.ResponseWriter, r *http.Request, u *principal) {
 	m := s.memoryManager(w)
 	if m == nil {
 		return
 	}
 	var b factBody
-	if !s.decodeJSON(w, r, &b) {
-		return
-	}
-	if b.Content == nil {
-		writeError(w, http.StatusUnprocessableEntity, "Field 'content' is required.")
+	if !s.decodeJSON(w, r, &b) || !b.check(w, true) {
 		return
 	}
 	in := memory.FactInput{Content: *b.Content, Category: "context", Confidence: 0.5}
@@ -114,7 +143,7 @@ func (s *Server) patchMemoryFact(w http.ResponseWriter, r *http.Request, u *prin
 		return
 	}
 	var b factBody
-	if !s.decodeJSON(w, r, &b) {
+	if !s.decodeJSON(w, r, &b) || !b.check(w, false) {
 		return
 	}
 	id := r.PathValue("id")

@@ -26,7 +26,7 @@ func (m *Manager) Prompt(ctx context.Context, userID, query string) (string, err
 	}
 	var matched []string
 	if !m.ToolMode() && strings.TrimSpace(query) != "" {
-		if matched, err = m.matchIDs(ctx, d.Facts, query, len(d.Facts)); err != nil {
+		if matched, err = m.matchIDs(ctx, userID, d.Facts, query, "", len(d.Facts)); err != nil {
 			m.logger.Warn("memory: full-text ranking failed; facts ranked by confidence", "err", err)
 			matched = nil
 		}

@@ -61,6 +61,11 @@ type Options struct {
 	// Now is the clock of timestamps and the staleness review; nil means
 	// time.Now.
 	Now func() time.Time
+	// SearchCacheUsers bounds the users whose full-text index is kept
+	// between searches (least recently used dropped); 0 means
+	// DefaultSearchCacheUsers (32). Each index holds at most one
+	// document's facts (500).
+	SearchCacheUsers int
 }
 
 // Manager owns the memory documents of every user. It is safe for
@@ -74,6 +79,7 @@ type Manager struct {
 	logger  *slog.Logger
 	now     func() time.Time
 	queue   *queue
+	index   *ftsCache
 
 	mu sync.Mutex // serialises every read-modify-write of a document
 }
@@ -82,7 +88,8 @@ type Manager struct {
 func New(opts Options) (*Manager, error) {
 	b := opts.Config.BackendConfig
 	m := &Manager{cfg: opts.Config, b: b, storage: opts.Storage, model: opts.Model,
-		timeout: cmp.Or(opts.ModelTimeout, DefaultModelTimeout), logger: opts.Logger, now: opts.Now}
+		timeout: cmp.Or(opts.ModelTimeout, DefaultModelTimeout), logger: opts.Logger, now: opts.Now,
+		index: newFTSCache(opts.SearchCacheUsers)}
 	if m.logger == nil {
 		m.logger = slog.New(slog.DiscardHandler)
 	}
@@ -282,7 +289,8 @@ func contentKey(s string) string { return strings.ToLower(strings.TrimSpace(s)) 
 
 // Close drains the pending extractions within the section's
 // shutdown_flush_timeout_seconds (ctx may end it sooner); what is left
-// then is dropped and logged. Enqueue is a no-op afterwards.
+// then is dropped and logged. Enqueue is a no-op afterwards, and the
+// search indexes are closed (a search falls back to substring matching).
 func (m *Manager) Close(ctx context.Context) error {
 	timeout := time.Duration(m.cfg.ShutdownFlushTimeoutSeconds * float64(time.Second))
 	if timeout <= 0 {
@@ -290,5 +298,6 @@ func (m *Manager) Close(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	defer m.index.close()
 	return m.queue.close(ctx)
 }

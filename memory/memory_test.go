@@ -22,7 +22,7 @@ import (
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // section is the memory section of the tests: on, middleware mode.
-func section(t *testing.T, extra string) config.Memory {
+func section(t testing.TB, extra string) config.Memory {
 	t.Helper()
 	src := "models:\n  - {name: m, use: x:Y, model: m}\nmemory:\n  enabled: true\n" + extra
 	c, err := config.Parse("config.yaml", []byte(src), nil)

@@ -2,8 +2,6 @@ package memory
 
 import (
 	"context"
-	"database/sql"
-	"fmt"
 	"slices"
 	"strings"
 	"unicode"
@@ -30,16 +28,16 @@ func (m *Manager) Search(ctx context.Context, userID, query, category string, li
 	if err != nil {
 		return nil, err
 	}
-	facts := d.Facts
-	if category != "" {
-		facts = slices.DeleteFunc(slices.Clone(facts), func(f Fact) bool { return f.Category != category })
-	}
 	var ids []string
 	if m.b.RetrievalAdapter == "fts5" {
-		if ids, err = m.matchIDs(ctx, facts, query, limit); err != nil {
+		if ids, err = m.matchIDs(ctx, userID, d.Facts, query, category, limit); err != nil {
 			m.logger.Warn("memory: full-text search failed; substring search", "err", err)
 			ids = nil
 		}
+	}
+	facts := d.Facts
+	if category != "" {
+		facts = slices.DeleteFunc(slices.Clone(facts), func(f Fact) bool { return f.Category != category })
 	}
 	byID := make(map[string]Fact, len(facts))
 	for _, f := range facts {
@@ -60,51 +58,15 @@ func (m *Manager) Search(ctx context.Context, userID, query, category string, li
 	return out, nil
 }
 
-// matchIDs ranks facts against query with an FTS5 index built for the
-// call in a private in-memory database (a document holds at most 500
-// facts); any query word may match, bm25 orders.
-func (m *Manager) matchIDs(ctx context.Context, facts []Fact, query string, limit int) ([]string, error) {
+// matchIDs ranks a user's facts against query with the user's cached
+// FTS5 index (search_index.go; built when the facts changed): any query
+// word may match, bm25 orders; category, when set, keeps that category.
+func (m *Manager) matchIDs(ctx context.Context, userID string, facts []Fact, query, category string, limit int) ([]string, error) {
 	terms := ftsTerms(query)
 	if len(terms) == 0 || len(facts) == 0 {
 		return nil, nil
 	}
-	db, err := sql.Open("sqlite", "file::memory:?mode=memory")
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	db.SetMaxOpenConns(1)
-	if _, err := db.ExecContext(ctx, `CREATE VIRTUAL TABLE facts USING fts5(id UNINDEXED, content, category, tokenize='unicode61')`); err != nil {
-		return nil, fmt.Errorf("fts5: %w", err)
-	}
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-	for _, f := range facts {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO facts(id, content, category) VALUES (?, ?, ?)`, f.ID, f.Content, f.Category); err != nil {
-			return nil, err
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return nil, err
-	}
-	rows, err := db.QueryContext(ctx, `SELECT id FROM facts WHERE facts MATCH ? ORDER BY bm25(facts) LIMIT ?`,
-		strings.Join(terms, " OR "), limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return m.index.match(ctx, userID, facts, strings.Join(terms, " OR "), category, limit)
 }
 
 // maxQueryTerms bounds the words of one full-text query.

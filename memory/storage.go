@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/antlerhq/antler/vpath"
 )
@@ -148,5 +149,23 @@ func (s *FileStorage) Save(_ context.Context, userID string, doc *Document) erro
 		_ = d.Sync()
 		_ = d.Close()
 	}
+	sweepTemps(dir, filepath.Base(p))
 	return nil
+}
+
+// staleTempAge is the age past which a temporary file of a document is
+// taken for the remains of a killed write: a live write of another
+// process (the CLI beside a server) lasts well under it.
+const staleTempAge = time.Minute
+
+// sweepTemps removes the temporary files of killed writes of name in
+// dir, so that crashes leave no files behind over time. Errors are
+// ignored: a file left is removed by a later write.
+func sweepTemps(dir, name string) {
+	tmps, _ := filepath.Glob(filepath.Join(dir, "."+name+".tmp-*"))
+	for _, t := range tmps {
+		if fi, err := os.Stat(t); err == nil && time.Since(fi.ModTime()) > staleTempAge {
+			_ = os.Remove(t)
+		}
+	}
 }
