@@ -66,3 +66,42 @@ func TestTools_carryTheServersAnnotations(t *testing.T) {
 		t.Errorf("annotations (-want +got):\n%s", diff)
 	}
 }
+
+// TestAnnotationsOf: a tool's title (its own, else its annotations') and
+// the hints its server stated are read back from Meta for the listings;
+// a hint left out stays nil, and a tool stating nothing has none.
+func TestAnnotationsOf(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "ann", Version: "1"}, nil)
+	yes, no := true, false
+	handler := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil
+	}
+	srv.AddTool(&mcp.Tool{Name: "plain", InputSchema: map[string]any{"type": "object"}}, handler)
+	srv.AddTool(&mcp.Tool{Name: "list", Title: "List things", InputSchema: map[string]any{"type": "object"},
+		Annotations: &mcp.ToolAnnotations{Title: "ignored: the tool's own title wins", ReadOnlyHint: true, OpenWorldHint: &no}}, handler)
+	srv.AddTool(&mcp.Tool{Name: "wipe", InputSchema: map[string]any{"type": "object"},
+		Annotations: &mcp.ToolAnnotations{Title: "Wipe", DestructiveHint: &yes}}, handler)
+	m := newManager(t, mcptools.Options{Extensions: mcptools.Static(parseExt(t, `{"ann": `+memServerJSON("")+`}`)), Dial: memServers{"ann": srv}.dial})
+	tools, err := m.Tools(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*mcptools.Annotations{}
+	hints := map[string]string{}
+	for _, tl := range tools {
+		a := mcptools.AnnotationsOf(tl.Meta)
+		got[tl.Meta[mcptools.MetaTool]], hints[tl.Meta[mcptools.MetaTool]] = a, a.Hints()
+	}
+	want := map[string]*mcptools.Annotations{
+		"plain": nil,
+		"list":  {Title: "List things", ReadOnlyHint: &yes, IdempotentHint: &no, OpenWorldHint: &no},
+		"wipe":  {Title: "Wipe", ReadOnlyHint: &no, IdempotentHint: &no, DestructiveHint: &yes},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("annotations (-want +got):\n%s", diff)
+	}
+	wantHints := map[string]string{"plain": "", "list": "read-only, closed world", "wipe": "destructive"}
+	if diff := cmp.Diff(wantHints, hints); diff != "" {
+		t.Errorf("hints (-want +got):\n%s", diff)
+	}
+}

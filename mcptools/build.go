@@ -88,6 +88,9 @@ func (m *Manager) buildLocked() []*tool.Tool {
 	for name, s := range m.servers {
 		s.status.Tools, s.status.Renamed = counts[name], renamed[name]
 	}
+	if len(m.resourceServersLocked()) > 0 {
+		out = append(out, m.resourceTools()...)
+	}
 	return out
 }
 
@@ -104,7 +107,7 @@ func (m *Manager) newTool(c candidate) *tool.Tool {
 		Handler: func(ctx context.Context, call *tool.Call, args json.RawMessage) (*tool.Result, error) {
 			return m.call(ctx, call, server, raw, args)
 		},
-		Meta: toolMeta(server, raw, c.s.cfg.Type, c.raw.Annotations),
+		Meta: toolMeta(server, raw, c.s.cfg.Type, c.raw),
 	}
 }
 

@@ -70,4 +70,15 @@
 //
 // [Manager.Status] reports per-server connection state for progress
 // displays, and [Manager.Check] runs the doctor check of each server.
+//
+// # Elicitation, resources and prompts
+//
+// With [Options.ElicitationHandler] set, form and url elicitation are
+// offered; the handler's ctx names the asking server
+// ([ElicitationServer]) and [ElicitFields] reads a form's schema into
+// fields a human can be asked ([ElicitField.Parse]). Once a listed
+// server states the resources capability, the tools list_mcp_resources
+// and read_mcp_resource join the server tools (resources.go).
+// [Manager.Prompts] and [Manager.GetPrompt] offer the servers' prompts
+// to a client that shows them to the human; they are no tools.
 package mcptools

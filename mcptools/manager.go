@@ -109,7 +109,11 @@ type Options struct {
 	// from several goroutines at once.
 	OnStatus func(ServerStatus)
 	// ElicitationHandler, if set, answers elicitation/create requests and
-	// makes Antler advertise the elicitation capability.
+	// makes Antler advertise the elicitation capability (form and url
+	// mode). Its ctx names the asking server ([ElicitationServer]); the
+	// SDK checks a form's content against the requested schema and fills
+	// in its defaults. nil advertises no elicitation: servers that ask get
+	// an error.
 	ElicitationHandler func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
 	// Authorizer, if set, authorizes the sessions of http servers that
 	// have no client_credentials or refresh_token oauth block, as the MCP

@@ -36,11 +36,13 @@ type server struct {
 	noisy atomic.Bool
 
 	// guarded by Manager.mu:
-	status   ServerStatus
-	tools    []*mcp.Tool // last good listing
-	listed   bool        // tools holds a listing
-	tried    bool        // discovery ran (succeeded or failed) for this runtime
-	listedAt int64       // changes when the last listing started
+	status    ServerStatus
+	tools     []*mcp.Tool // last good listing
+	listed    bool        // tools holds a listing
+	resources bool        // the listing's session states the resources capability
+	prompts   bool        // the listing's session states the prompts capability
+	tried     bool        // discovery ran (succeeded or failed) for this runtime
+	listedAt  int64       // changes when the last listing started
 }
 
 // fingerprint identifies a server configuration; equal fingerprints mean
@@ -80,8 +82,9 @@ func (m *Manager) newServer(cfg config.MCPServer, baseDir string) *server {
 		// No roots, sampling or elicitation unless asked for: servers then
 		// neither call back into Antler nor replace their configured
 		// directories with roots (server-filesystem), and stdio servers
-		// exit promptly on close.
-		Capabilities: &mcp.ClientCapabilities{},
+		// exit promptly on close. With an ElicitationHandler, form and
+		// url elicitation are offered.
+		Capabilities: elicitationCapabilities(m.opts.ElicitationHandler != nil),
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			s.changes.Add(1)
 			log.Debug("MCP server changed its tool list")
@@ -91,7 +94,7 @@ func (m *Manager) newServer(cfg config.MCPServer, baseDir string) *server {
 		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
 			log.Debug("MCP server log message", "level", r.Params.Level, "logger", r.Params.Logger, "data", r.Params.Data)
 		},
-		ElicitationHandler: m.opts.ElicitationHandler,
+		ElicitationHandler: m.elicitationHandler(cfg.Name),
 	})
 	return s
 }
@@ -152,7 +155,8 @@ func (s *server) discover(ctx context.Context) (changed bool) {
 		defer cancel()
 	}
 	gen := s.changes.Load()
-	tools, err := s.list(dctx)
+	tools, caps, err := s.list(dctx)
+	resources := caps != nil && caps.Resources != nil
 	elapsed := time.Since(start)
 
 	m.mu.Lock()
@@ -181,7 +185,9 @@ func (s *server) discover(ctx context.Context) (changed bool) {
 		s.status.State, s.status.Err = StateFailed, err
 	default:
 		changed = !s.listed || !sameDefinitions(s.tools, tools)
-		s.tools, s.listed, s.listedAt = tools, true, gen
+		changed = changed || s.resources != resources
+		s.tools, s.listed, s.listedAt, s.resources = tools, true, gen, resources
+		s.prompts = caps != nil && caps.Prompts != nil
 		s.status.State, s.status.Err = StateReady, nil
 	}
 	st = s.status
@@ -190,11 +196,12 @@ func (s *server) discover(ctx context.Context) (changed bool) {
 	return changed
 }
 
-// list returns every tool of s over its control session, following pages.
-func (s *server) list(ctx context.Context) ([]*mcp.Tool, error) {
+// list returns every tool of s over its control session, following
+// pages, and the capabilities the session states (nil if none).
+func (s *server) list(ctx context.Context) ([]*mcp.Tool, *mcp.ServerCapabilities, error) {
 	e, err := s.m.pool.acquire(ctx, poolKey{s, ""}, func() (*session, error) { return s.m.connect(ctx, s, nil) })
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer s.m.pool.release(e)
 	var tools []*mcp.Tool
@@ -203,11 +210,14 @@ func (s *server) list(ctx context.Context) ([]*mcp.Tool, error) {
 			if errors.Is(err, mcp.ErrConnectionClosed) {
 				s.m.pool.remove(e)
 			}
-			return nil, connectError(err, e.sess.stderr)
+			return nil, nil, connectError(err, e.sess.stderr)
 		}
 		tools = append(tools, t)
 	}
-	return tools, nil
+	if init := e.sess.cs.InitializeResult(); init != nil {
+		return tools, init.Capabilities, nil
+	}
+	return tools, nil, nil
 }
 
 // sameDefinitions reports whether two listings describe the same tools.
