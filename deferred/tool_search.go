@@ -35,14 +35,19 @@ const toolSearchSchema = `{"type":"object","properties":{"query":{"type":"string
 type toolSearchInput struct {
 	Query string `json:"query"`
 	// MaxResults narrows the ranked forms for this call; 0 (absent) means
-	// the configured maximum. The schema bounds it to [1, maximum].
-	MaxResults int `json:"max_results,omitempty"`
+	// the configured maximum. The schema has already refused anything but
+	// an integer in [1, maximum] (null included) when the handler runs;
+	// it is a float64 because JSON Schema counts 2.0 as an integer, which
+	// decoding into an int would refuse with a Go error.
+	MaxResults float64 `json:"max_results,omitempty"`
 }
 
 // NewToolSearch returns the tool_search tool over c. maxResults caps the
 // ranked forms (≤ 0: [DefaultMaxResults]) and is their default; a call's
-// max_results argument may ask for fewer, never more (the schema refuses
-// more with an error the model can fix). "select:" is never capped.
+// max_results argument may ask for fewer, never more: the schema states
+// the range, and a value outside it, or not an integer, is refused (an
+// "Error: invalid arguments for tool_search: /max_results: ..." result
+// the model can act on), never clamped. "select:" is never capped.
 //
 // Every call promotes what it found: its result carries a state update
 // {catalog_hash, names} (names empty on a miss, which leaves earlier
@@ -59,8 +64,8 @@ func NewToolSearch(c *Catalog, maxResults int) *tool.Tool {
 	t, err := tool.NewWithSchema(ToolSearchName, strings.TrimSpace(desc.String()), schema,
 		func(_ context.Context, _ *tool.Call, in toolSearchInput) (*tool.Result, error) {
 			limit := maxResults
-			if in.MaxResults > 0 && in.MaxResults < limit {
-				limit = in.MaxResults
+			if n := int(in.MaxResults); n > 0 && n < limit {
+				limit = n
 			}
 			return c.searchResult(in.Query, limit), nil
 		})

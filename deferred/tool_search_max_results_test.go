@@ -13,8 +13,9 @@ import (
 
 // TestToolSearchMaxResultsArgument checks the per-call max_results
 // argument: it narrows a ranked search, never widens it past the
-// configured maximum (the schema refuses with an error the model can
-// fix), and leaves select: uncapped.
+// configured maximum (a value out of range or not an integer is refused
+// with an error that names it and the bound, never clamped), and leaves
+// select: uncapped.
 func TestToolSearchMaxResultsArgument(t *testing.T) {
 	c := NewCatalog(sampleTools())
 	ts := NewToolSearch(c, 4)
@@ -27,9 +28,14 @@ func TestToolSearchMaxResultsArgument(t *testing.T) {
 		{name: "absent uses the configured maximum", args: `{"query":"a"}`, wantCount: 4},
 		{name: "fewer than the maximum", args: `{"query":"a","max_results":2}`, wantCount: 2},
 		{name: "equal to the maximum", args: `{"query":"a","max_results":4}`, wantCount: 4},
-		{name: "over the maximum is refused", args: `{"query":"a","max_results":5}`, wantError: "Error: invalid arguments for tool_search"},
-		{name: "zero is refused", args: `{"query":"a","max_results":0}`, wantError: "Error: invalid arguments for tool_search"},
-		{name: "not an integer is refused", args: `{"query":"a","max_results":2.5}`, wantError: "Error: invalid arguments for tool_search"},
+		{name: "an integral number counts as its integer", args: `{"query":"a","max_results":2.0}`, wantCount: 2},
+		{name: "over the maximum is refused", args: `{"query":"a","max_results":5}`, wantError: "Error: invalid arguments for tool_search: /max_results: maximum"},
+		{name: "far over the maximum is refused", args: `{"query":"a","max_results":1e100}`, wantError: "Error: invalid arguments for tool_search: /max_results: maximum"},
+		{name: "zero is refused", args: `{"query":"a","max_results":0}`, wantError: "Error: invalid arguments for tool_search: /max_results: minimum"},
+		{name: "negative is refused", args: `{"query":"a","max_results":-1}`, wantError: "Error: invalid arguments for tool_search: /max_results: minimum"},
+		{name: "a fraction is refused", args: `{"query":"a","max_results":2.5}`, wantError: "Error: invalid arguments for tool_search: /max_results: got number, want integer"},
+		{name: "a string is refused", args: `{"query":"a","max_results":"3"}`, wantError: "Error: invalid arguments for tool_search: /max_results: got string, want integer"},
+		{name: "null is refused", args: `{"query":"a","max_results":null}`, wantError: "Error: invalid arguments for tool_search: /max_results: got null, want integer"},
 		{name: "select is never capped", args: `{"query":"select:github_create_issue,github_list_issues,slack_post_message","max_results":1}`, wantCount: 3},
 		{name: "required keyword honours it", args: `{"query":"+github","max_results":1}`, wantCount: 1},
 	}
@@ -86,5 +92,17 @@ func TestToolSearchSchemaStatesTheMaximum(t *testing.T) {
 		Required []string
 	}{got.Type, got.Minimum, got.Maximum, schema.Required}); diff != "" {
 		t.Errorf("max_results schema (-want +got):\n%s", diff)
+	}
+}
+
+// TestToolSearchDescriptionStatesMaxResults checks that the description
+// the model reads names the max_results argument, its range with the
+// configured maximum, and that it is refused, not reduced, outside it.
+func TestToolSearchDescriptionStatesMaxResults(t *testing.T) {
+	desc := NewToolSearch(NewCatalog(nil), 7).Description
+	for _, want := range []string{"max_results", "from 1 to 7", "default 7", "refused"} {
+		if !strings.Contains(desc, want) {
+			t.Errorf("description lacks %q:\n%s", want, desc)
+		}
 	}
 }

@@ -375,7 +375,8 @@ func isLowerASCII(c byte) bool { return 'a' <= c && c <= 'z' }
 // second goroutine reading tools[m:] (see rawPart). The analyser
 // collects the terms of every document's fields ([fieldBuild]); then a
 // third goroutine lays out the regex run index, the name pairs and the
-// sorted terms while the analyser lays out the postings.
+// sorted terms while the analyser lays out the postings. Last, the
+// finished index answers a warm-up query (see warmQuery).
 func buildIndexSplit(tools []*tool.Tool, m int, beside func()) *Index {
 	ix := newIndex(tools)
 	a := &analyzer{ix: ix}
@@ -420,6 +421,7 @@ func buildIndexSplit(tools []*tool.Tool, m int, beside func()) *Index {
 	b.postings(b.compoundParts())
 	<-tail
 	<-besideDone
+	ix.warmUp() // the tables are loaded: besideDone is after loadSearchTables
 	return ix
 }
 

@@ -44,7 +44,11 @@
 // its first Chinese one, a 1–3 ms stall against a median of tens of
 // microseconds. Both are sorted text files binary-searched in place,
 // regenerated with go generate by the commands in
-// deferred/internal/genderiv and deferred/internal/gencedict.
+// deferred/internal/genderiv and deferred/internal/gencedict. Last, Build
+// runs one query on the finished index (warmQuery, through every path a
+// query takes), so the first query a caller sends finds the scratch
+// arrays allocated and the search code and data already touched: without
+// it the first query cost three to five times a later one.
 //
 // Building splits the catalogue between two goroutines (see
 // buildIndexSplit); the index is the same, term and document ids

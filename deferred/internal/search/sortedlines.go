@@ -81,13 +81,3 @@ func (s *sortedLines) longestPrefix(prefix, text string) (key, rest string, ok b
 	}
 	return key, rest, ok
 }
-
-// loadSearchTables indexes the data files searches read (derivations.txt
-// and cedict.txt) if this process has not yet, so the first query of a
-// catalogue does not pay for it: building an index calls it beside the
-// analysis. It costs about 1 ms and 0.4 MB once per process; a Chinese
-// query can reach cedict.txt even when the catalogue has no Chinese.
-func loadSearchTables() {
-	derivations()
-	cedict()
-}
