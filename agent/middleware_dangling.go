@@ -31,9 +31,27 @@ const (
 //     run was cancelled or crashed mid-step) gets a placeholder error
 //     result right after its assistant message;
 //   - a tool result whose call is gone (an orphan) is dropped.
+//
+// The check that a history needs no repair is incremental: the
+// middleware remembers the last well-formed request's array and length,
+// and a request that extends it (same first element, at least as many
+// messages, as the loop's request buffer gives them, whose messages
+// before its length are never written again, and a middleware clones a
+// request before it rewrites one) checks only the messages added since.
+// Any other request is checked whole; a history that needs repair is
+// repaired whole, as before.
 func DanglingToolCalls() tool.ModelMiddleware {
+	return danglingToolCalls(&wellFormedPrefix{})
+}
+
+// danglingToolCalls is DanglingToolCalls remembering its well-formed
+// prefix in checked.
+func danglingToolCalls(checked *wellFormedPrefix) tool.ModelMiddleware {
 	return func(next tool.ModelHandler) tool.ModelHandler {
 		return func(ctx context.Context, call *tool.ModelCall) (*model.Response, error) {
+			if checked.ok(call.Request.Messages) {
+				return next(ctx, call)
+			}
 			if patched, n := RepairToolCalls(call.Request.Messages); patched != nil {
 				if n > 0 {
 					call.Log().Warn("repaired dangling tool calls before the model request", "placeholders", n)
@@ -111,7 +129,14 @@ func RepairToolCalls(msgs []model.Message) (patched []model.Message, n int) {
 // every tool result answers the calls just before it: the common case,
 // checked without allocating.
 func wellFormed(msgs []model.Message) bool {
-	for i := 0; i < len(msgs); i++ {
+	return wellFormedFrom(msgs, 0)
+}
+
+// wellFormedFrom is wellFormed for msgs whose messages before from (a
+// boundary: not inside an assistant message's tool results) are known to
+// be well formed.
+func wellFormedFrom(msgs []model.Message, from int) bool {
+	for i := from; i < len(msgs); i++ {
 		m := &msgs[i]
 		if m.Role == model.RoleTool {
 			return false // a result not directly after its call

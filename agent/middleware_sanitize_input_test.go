@@ -455,13 +455,13 @@ func TestSanitizeInput_unfoundOriginalIndistinguishableDegradesToFullSanitizatio
 // the denylist (DeerFlow's _EXEMPT_BLOCK_TAGS, with Antler's own).
 func exemptBlockTags() map[string]string {
 	leaf := "a leaf inside an authority block, or a common word; alone it grants nothing"
-	other := "in the prompt of another model call (summary, title), built from state, not the request this middleware rewrites"
+	other := "in the prompt of another model call (summary, title, input polish), built from state or the request body, not the request this middleware rewrites"
 	html := "HTML in a tool's parsing code or its example, never emitted into a prompt"
 	return map[string]string{
 		"name": leaf, "description": leaf, "location": leaf, "skill": leaf, "skill_content": leaf, "user_request": leaf,
 		"current_memory": other, "conversation": other, "stale_facts": other, "consolidation_candidates": other,
 		"existing_summary": other, "new_messages": other, "messages": other, "primary_objective": other,
-		"objective_information": other, "instructions": other, "title": other,
+		"objective_information": other, "instructions": other, "title": other, "draft": other,
 		"function": "a provider's wire format, parsed out of model output", "parameter": "a provider's wire format",
 		"tool_call": "a provider's wire format", "tool_response": "a provider's wire format", "tag": "documentation of the tag pattern",
 		"html": html, "head": html, "body": html, "p": html, "script": html, "article": html, "a": html, "li": html, "ul": html,

@@ -17,6 +17,7 @@ import (
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/tool"
 	"github.com/antlerhq/antler/toolset"
+	"github.com/antlerhq/antler/vpath"
 )
 
 // staticMCP is an MCP source with a fixed tool list.
@@ -60,9 +61,10 @@ func recipeFactory(t *testing.T, extra string) *agent.Factory {
 	reg := testRegistry()
 	asm := &toolset.Assembler{Registry: reg, Env: &toolset.Env{Config: cfg},
 		Builtins: toolset.Builtins{
-			PresentFiles:     textTool("present_files", "ok"),
-			AskClarification: builtin.AskClarification(),
-			Task:             textTool("task", "done"),
+			PresentFiles:      textTool("present_files", "ok"),
+			AskClarification:  builtin.AskClarification(),
+			Task:              textTool("task", "done"),
+			ListUploadedFiles: builtin.NewListUploadedFiles(recipeLayout(t), agent.NeutralizeUntrustedTags),
 		},
 		MCP: staticMCP{
 			mcpTool("github", "create_issue", "Create an issue in a repository."),
@@ -178,4 +180,15 @@ func TestChainSpec_OneOrder(t *testing.T) {
 		t.Errorf("names and middlewares differ in length: %d/%d tool, %d/%d model",
 			len(c.Tool), len(c.ToolNames), len(c.Model), len(c.ModelNames))
 	}
+}
+
+// recipeLayout is a layout over a temporary home, for the built-ins that
+// need one.
+func recipeLayout(t *testing.T) *vpath.Layout {
+	t.Helper()
+	l, err := vpath.New(vpath.Options{Home: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
