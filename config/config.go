@@ -59,6 +59,11 @@ type Config struct {
 	// stopped for safety (safety_finish_reason.go).
 	SafetyFinishReason SafetyFinishReason `yaml:"safety_finish_reason"`
 
+	// InputPolish and Suggestions serve the frontend's draft rewriting
+	// and follow-up questions (input_polish.go, suggestions.go).
+	InputPolish InputPolish `yaml:"input_polish"`
+	Suggestions Suggestions `yaml:"suggestions"`
+
 	// TokenBudget is DeerFlow's per-run token budget of the lead agent
 	// (agent.TokenBudget), with DeerFlow's defaults: enabled false,
 	// max_tokens 200000, warn_threshold 0.8, hard_stop_threshold 1.0.
@@ -433,6 +438,8 @@ func Default() *Config {
 		Title:           defaultTitle(),
 		Summarization:   defaultSummarization(),
 		TokenUsage:      TokenUsage{Enabled: true},
+		InputPolish:     defaultInputPolish(),
+		Suggestions:     defaultSuggestions(),
 		TokenBudget:     defaultLeadTokenBudget(),
 		Sandbox:         defaultSandbox(),
 		Skills:          defaultSkills(),

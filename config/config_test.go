@@ -68,9 +68,8 @@ func TestParseDeerFlowExample(t *testing.T) {
 	}
 	wantIgnored := []string{
 		"agent_storage", "channels",
-		"input_polish", "log_level", "logging", "max_recursion_limit", "mcp_tasks",
+		"log_level", "logging", "max_recursion_limit", "mcp_tasks",
 		"run_events", "run_ownership", "scheduler",
-		"suggestions",
 	}
 	if diff := cmp.Diff(wantIgnored, c.Ignored); diff != "" {
 		t.Errorf("Ignored (-want +got):\n%s", diff)
@@ -475,9 +474,9 @@ sandbox:
 }
 
 func TestIgnoredSections(t *testing.T) {
-	src := "scheduler:\n  enabled: true\n  token: $UNSET\nsuggestions: null\nlog_level: debug\n"
+	src := "scheduler:\n  enabled: true\n  token: $UNSET\nstream_bridge: null\nlog_level: debug\n"
 	c := mustParse(t, src, nil)
-	if diff := cmp.Diff([]string{"log_level", "scheduler", "suggestions"}, c.Ignored); diff != "" {
+	if diff := cmp.Diff([]string{"log_level", "scheduler", "stream_bridge"}, c.Ignored); diff != "" {
 		t.Errorf("Ignored (-want +got):\n%s", diff)
 	}
 }

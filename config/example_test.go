@@ -16,7 +16,7 @@ models:
     temperature: 0.2
 sandbox:
   use: deerflow.sandbox.local:LocalSandboxProvider
-suggestions:
+scheduler:
   enabled: true
 `)
 	env := func(name string) (string, bool) {
@@ -40,6 +40,6 @@ suggestions:
 	// Output:
 	// gpt-4o sk-test 0.2
 	// host bash: false
-	// ignored: [suggestions]
+	// ignored: [scheduler]
 	// config.yaml:6: models[0].api_key: environment variable OPENAI_API_KEY is not set
 }

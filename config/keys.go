@@ -30,9 +30,9 @@ func sectionKind(name string) int {
 // test checks that they are exactly the yaml keys of [Config].
 func implementedSections() []string {
 	return []string{
-		"acp_agents", "agents_api", "allow_unenforced", "authorization", "config_version", "database", "gateway", "guardrails", "loop_detection", "memory", "models",
+		"acp_agents", "agents_api", "allow_unenforced", "authorization", "config_version", "database", "gateway", "guardrails", "input_polish", "loop_detection", "memory", "models",
 		"read_before_write", "safety_finish_reason", "sandbox", "skill_evolution", "skill_scan", "skills",
-		"subagents", "summarization", "title", "token_budget", "token_usage", "tool_groups", "tool_output", "tool_policy", "tool_progress", "tool_search", "tools", "tracing", "uploads",
+		"subagents", "suggestions", "summarization", "title", "token_budget", "token_usage", "tool_groups", "tool_output", "tool_policy", "tool_progress", "tool_search", "tools", "tracing", "uploads",
 	}
 }
 
@@ -42,10 +42,10 @@ func deerFlowSections() []string {
 	return []string{
 		"agent_storage", "auth", "channel_connections",
 		"channels", "checkpointer", "circuit_breaker", "dedupe_storage", "extensions",
-		"input_polish", "llm_call", "log_level", "logging",
+		"llm_call", "log_level", "logging",
 		"max_recursion_limit", "mcp_tasks", "middlewares", "plugins",
 		"run_events", "run_ownership", "scheduler",
-		"stream_bridge", "suggestions",
+		"stream_bridge",
 	}
 }
 

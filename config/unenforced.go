@@ -60,7 +60,6 @@ func deerFlowSectionRules() []sectionRule {
 		{"circuit_breaker", nil, "stops calling a failing model provider for a while; availability, not a restriction of what runs"},
 		{"dedupe_storage", nil, "where IM webhook deliveries are de-duplicated; Antler runs no IM channel"},
 		{"extensions", always, "config.yaml's copy of the extensions: its middlewares are Python code DeerFlow runs around every call (a guard such as a domain filter); Antler reads MCP servers and skills from extensions_config.json only"},
-		{"input_polish", nil, "rewrites the user's input before it is sent; no restriction"},
 		{"llm_call", nil, "concurrency and retry shaping of model calls; no restriction of what runs"},
 		{"log_level", nil, "DeerFlow's log level; use --log-level"},
 		{"logging", nil, "DeerFlow's log format and trace ids"},
@@ -72,7 +71,6 @@ func deerFlowSectionRules() []sectionRule {
 		{"run_ownership", nil, "leases of runs between DeerFlow workers; Antler's replicas lease runs in their own store"},
 		{"scheduler", nil, "runs scheduled tasks in the background; Antler runs none"},
 		{"stream_bridge", nil, "how live events reach other workers; Antler streams from its own store"},
-		{"suggestions", nil, "follow-up suggestions shown after a reply; no restriction"},
 	}
 }
 

@@ -42,6 +42,8 @@ func (p *parser) validate() {
 	p.validateToolPolicy()
 	p.validateMemory()
 	p.validateTracing()
+	p.validateInputPolish()
+	p.validateSuggestions()
 
 	if cp := c.Skills.ContainerPath; !strings.HasPrefix(cp, "/") {
 		p.invalid("skills.container_path", "must be an absolute path, got %q", cp)

@@ -54,12 +54,6 @@ func (s *Server) features(w http.ResponseWriter, _ *http.Request, _ *principal) 
 	})
 }
 
-// suggestionsConfig is GET /api/suggestions/config: off, so the frontend
-// does not ask for follow-up suggestions.
-func (s *Server) suggestionsConfig(w http.ResponseWriter, _ *http.Request, _ *principal) {
-	writeJSON(w, http.StatusOK, map[string]any{"enabled": false, "max_suggestions": 3})
-}
-
 // me is GET /api/v1/auth/me: the caller, in the shape DeerFlow's
 // frontend validates (an email-like address is required).
 func (s *Server) me(w http.ResponseWriter, _ *http.Request, u *principal) {

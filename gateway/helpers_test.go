@@ -26,6 +26,7 @@ import (
 	"github.com/antlerhq/antler/model/modeltest"
 	"github.com/antlerhq/antler/skills"
 	"github.com/antlerhq/antler/store/sqlite"
+	"github.com/antlerhq/antler/telemetry"
 	"github.com/antlerhq/antler/thread"
 	"github.com/antlerhq/antler/tool"
 	"github.com/antlerhq/antler/toolset"
@@ -98,6 +99,8 @@ type envOptions struct {
 	authz *authz.Authorizer
 	// memoryModel writes the memory extractions (nil: none).
 	memoryModel model.ChatModel
+	// telemetry records the gateway's spans (nil: none).
+	telemetry *telemetry.Recorder
 }
 
 // newEnv starts a gateway on 127.0.0.1 with a real SQLite store under a
@@ -173,7 +176,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	gw, err := gateway.New(gateway.Options{Memory: mem,
 		Config: cfg, Store: st, Layout: layout, Agents: agents, Skills: sk,
 		Factory:        agent.FactoryOptions{Assembler: asm, Agents: agent.CustomAgents(agents), ToolMiddlewares: o.toolMiddlewares},
-		ExtensionsPath: extPath, MCP: resets, Tokens: o.tokens, Authorizer: o.authz,
+		ExtensionsPath: extPath, MCP: resets, Tokens: o.tokens, Authorizer: o.authz, Telemetry: o.telemetry,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -38,6 +38,7 @@ func (s *Server) routes() http.Handler {
 	h("GET /api/threads/{tid}/runs/{rid}", s.perm(authz.RunsRead, s.getRun))
 	h("GET /api/threads/{tid}/runs/{rid}/stream", s.perm(authz.RunsRead, s.joinRun))
 	h("POST /api/threads/{tid}/runs/{rid}/cancel", s.perm(authz.RunsCancel, s.cancelRun))
+	h("GET /api/threads/{tid}/runs/{rid}/workspace-changes", s.perm(authz.RunsRead, s.workspaceChanges))
 
 	// Files.
 	h("GET /api/threads/{tid}/artifacts/{path...}", s.perm(authz.ThreadsRead, s.getArtifact))
@@ -46,11 +47,20 @@ func (s *Server) routes() http.Handler {
 	h("GET /api/threads/{tid}/uploads/list", s.perm(authz.ThreadsRead, s.listUploads))
 	h("DELETE /api/threads/{tid}/uploads/{filename}", s.perm(authz.ThreadsDelete, s.deleteUpload))
 
+	s.settingsRoutes(h)
+	return stripLangGraph(mux)
+}
+
+// settingsRoutes registers the routes outside threads and runs: the
+// catalogue, skills, agents, memory, channels and MCP configuration.
+func (s *Server) settingsRoutes(h func(pattern string, f handlerFunc)) {
 	// Catalogue and settings the chat page reads.
 	h("GET /api/models", s.listModels)
 	h("GET /api/models/{name}", s.getModel)
 	h("GET /api/features", s.features)
 	h("GET /api/suggestions/config", s.suggestionsConfig)
+	h("POST /api/threads/{tid}/suggestions", s.perm(authz.ThreadsRead, s.suggestions))
+	h("POST /api/input-polish", s.perm(authz.RunsCreate, s.inputPolish))
 	h("GET /api/v1/auth/me", s.me)
 	h("GET /api/tools", s.listTools)
 
@@ -76,11 +86,21 @@ func (s *Server) routes() http.Handler {
 	h("PATCH /api/memory/facts/{id}", s.patchMemoryFact)
 	h("DELETE /api/memory/facts/{id}", s.deleteMemoryFact)
 
+	// IM channels and the Lark integration: not configured
+	// (gateway/channels.go, gateway/integrations.go). The DELETE pattern
+	// serves both .../{provider}/runtime-config and .../connections/{id}.
+	h("GET /api/channels/{$}", s.channelsStatus)
+	h("GET /api/channels/providers", s.channelProviders)
+	h("GET /api/channels/connections", s.channelConnections)
+	h("POST /api/channels/{provider}/connect", s.channelChange)
+	h("POST /api/channels/{provider}/runtime-config", s.channelChange)
+	h("DELETE /api/channels/{a}/{b}", s.channelChange)
+	h("GET /api/integrations/lark/status", s.larkStatus)
+	h("POST /api/integrations/lark/{action...}", s.larkAction)
+
 	// MCP configuration (admin).
 	h("GET /api/mcp/config", s.admin(s.getMCPConfig))
 	h("PUT /api/mcp/config", s.admin(s.putMCPConfig))
 	h("PATCH /api/mcp/config", s.admin(s.patchMCPConfig))
 	h("POST /api/mcp/cache/reset", s.admin(s.resetMCPCache))
-
-	return stripLangGraph(mux)
 }

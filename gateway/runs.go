@@ -222,7 +222,7 @@ func (s *Server) startRun(ctx context.Context, u *principal, th *store.Thread, r
 		}
 	}
 
-	runCtx, cancel := context.WithCancel(s.baseCtx)
+	runCtx, cancel := context.WithCancel(runContext(s.baseCtx, ctx))
 	rn := newRun(rid, th.ID, u.ID, modes, cancel)
 	s.mu.Lock()
 	if s.closed {

@@ -20,6 +20,7 @@ import (
 	"github.com/antlerhq/antler/memory"
 	"github.com/antlerhq/antler/skills"
 	"github.com/antlerhq/antler/store"
+	"github.com/antlerhq/antler/telemetry"
 	"github.com/antlerhq/antler/tool"
 	"github.com/antlerhq/antler/vpath"
 )
@@ -100,6 +101,11 @@ type Options struct {
 	// Factory.Memory is set, the lead agent's memory. nil makes the routes
 	// answer 501. The caller owns it (drains and closes it after Close).
 	Memory *memory.Manager
+	// Telemetry makes a server span of every request (the contrib otelhttp
+	// instrumentation), continuing an incoming traceparent, under which
+	// the runs a request starts are traced; it is the lead agent's
+	// recorder unless Factory.Telemetry is set. nil makes no spans.
+	Telemetry *telemetry.Recorder
 	// Authorizer applies the authorization section to routes, models and
 	// runs (gateway/authz.go); nil authorizes everything. Factory's own
 	// Authorizer filters the tools; the gateway sets it to this one when
@@ -191,6 +197,9 @@ func New(opts Options) (*Server, error) {
 	if fo.Memory == nil && opts.Memory != nil {
 		fo.Memory = opts.Memory
 	}
+	if fo.Telemetry == nil {
+		fo.Telemetry = opts.Telemetry
+	}
 	fo.ModelMiddlewares = append([]tool.ModelMiddleware{s.stampMessages}, slices.Clone(fo.ModelMiddlewares)...)
 	if fo.Logger == nil {
 		fo.Logger = logger
@@ -199,7 +208,7 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.baseCtx, s.stop = context.WithCancel(context.Background())
-	s.handler = withCORS(opts.CORSOrigins, s.routes())
+	s.handler = traced(opts.Telemetry, withCORS(opts.CORSOrigins, s.routes()))
 	return s, nil
 }
 

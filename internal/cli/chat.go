@@ -41,6 +41,12 @@ for the rest of the thread, n rejects it (a reason for the model may
 follow: "n not that file"); the turn then goes on. Ctrl-C there leaves
 the call waiting: the next message on the thread answers it.
 
+When an MCP server asks for input during a call (elicitation), the chat
+asks each field inline (Enter takes the default shown in brackets), then
+whether to send it: y accepts, n declines, c cancels; Ctrl-C cancels the
+request and the turn goes on. A request to open an address shows it;
+the chat opens nothing. antler run and serve decline such requests.
+
 Before the first prompt the chat checks the model: a missing or refused
 API key ends it with what to set.`,
 		Args: cobra.NoArgs,
@@ -62,6 +68,9 @@ API key ends it with what to set.`,
 type chatLoop struct {
 	s  *session
 	in lineReader
+	// turn holds the terminal's Ctrl-C watch while a turn runs; an MCP
+	// server's elicitation pauses it to ask (chat_elicit.go).
+	turn *chatTurn
 	// approval: the last turn stopped for a pending approval, so the next
 	// line is read as its answer.
 	approval bool
@@ -79,7 +88,8 @@ func (s *session) chat(ctx context.Context) error {
 	}
 	in := newLineReader(ctx, s.app.g.opts.Stdin, s.app.stdout, promptw, chatHistoryPath(s.app.g.opts.Getenv), sigs, s.warn)
 	defer in.close()
-	c := &chatLoop{s: s, in: in}
+	c := &chatLoop{s: s, in: in, turn: &chatTurn{in: in}}
+	defer s.app.elicit.attach(c.elicit)()
 	if err := c.preflight(ctx); err != nil {
 		return err
 	}
@@ -160,9 +170,10 @@ func (c *chatLoop) send(ctx context.Context, line string) {
 		line = s.lastOptions[n-1]
 	}
 	turnCtx, cancel := context.WithCancel(ctx)
-	endTurn := c.in.turn(cancel)
+	c.turn.begin(cancel)
 	out, err := s.turn(turnCtx, line)
-	endTurn()
+	c.turn.finish()
+	s.app.elicit.wait()
 	cancelled := turnCtx.Err() != nil && ctx.Err() == nil
 	cancel()
 	c.approval = err == nil && !cancelled && out.Reason == agent.StopApproval

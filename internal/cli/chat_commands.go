@@ -21,6 +21,8 @@ const chatHelp = `/help            this list
 /thread [ID]     show the thread's id, or go on with thread ID
 /model [NAME]    show the model and the configured ones, or switch to NAME
 /tools           list the tools the agent has on this thread
+/prompts         list the MCP servers' prompts
+/SERVER:PROMPT [NAME=VALUE ...]  send an MCP server's prompt
 /quit            end the chat (also: exit, quit, Ctrl-D)
 //text           send "/text" to the model
 Keys: ↑ ↓ earlier lines, Ctrl-R search them, Ctrl-C cancel the turn
@@ -69,7 +71,13 @@ func (c *chatLoop) command(ctx context.Context, name, arg string) (quit bool) {
 		c.modelCommand(ctx, arg)
 	case "tools":
 		c.toolsCommand(ctx)
+	case "prompts":
+		c.promptsCommand(ctx)
 	default:
+		if strings.Contains(name, ":") {
+			c.promptCommand(ctx, name, arg) // chat_mcp_prompts.go
+			break
+		}
 		fmt.Fprintf(out, "unknown command /%s: /help lists the commands (//%s sends it to the model)\n", name, name)
 	}
 	return false

@@ -110,6 +110,16 @@ func exitTable(f exitFixture) map[string][]exitCase {
 		"mcp remove":  {{"no such server", []string{"--config", f.brokenExt, "mcp", "remove", "x"}, 2}},
 		"mcp enable":  {{"no such server", []string{"--config", f.brokenExt, "mcp", "enable", "x"}, 2}},
 		"mcp disable": {{"no such server", []string{"--config", f.brokenExt, "mcp", "disable", "x"}, 2}},
+		// The memory commands read config.yaml, not the extensions file;
+		// none of these rows changes the memory.
+		"memory list": {{"bad flag", []string{"memory", "list", "--no-such-flag"}, 2},
+			{"typo in config.yaml", []string{"--config", f.broken, "memory", "list"}, 2},
+			{"ok", ok("memory", "list"), 0}},
+		"memory show":   {{"no such fact", ok("memory", "show", "fact_nope"), 2}, {"no id", ok("memory", "show"), 2}},
+		"memory forget": {{"--all without --yes", ok("memory", "forget", "--all"), 2}, {"no such fact", ok("memory", "forget", "fact_nope"), 2}},
+		"memory export": {{"ok", ok("memory", "export"), 0},
+			{"typo in config.yaml", []string{"--config", f.broken, "memory", "export"}, 2}},
+		"memory import": {{"no such file", ok("memory", "import", f.dir+"/none.json"), 2}, {"no file", ok("memory", "import"), 2}},
 		"completion": {{"ok", []string{"completion", "bash"}, 0}, {"unknown shell", []string{"completion", "tcsh"}, 2},
 			{"no shell", []string{"completion"}, 2}},
 		"serve": append(cfgErrs("serve", "--addr", "127.0.0.1:0"),

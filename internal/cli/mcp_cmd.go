@@ -294,9 +294,16 @@ func writeMCPGet(ctx context.Context, w io.Writer, width int, ext *config.Extens
 		return nil
 	}
 	fmt.Fprintln(w)
-	t := &table{header: []string{"TOOL", "DESCRIPTION"}, flex: 1}
+	// HINTS are the annotations the server states (mcptools.Annotations.Hints);
+	// a title other than the description's first line precedes it.
+	t := &table{header: []string{"TOOL", "HINTS", "DESCRIPTION"}, flex: 2}
 	for _, tl := range tools {
-		t.add(tl.Name, firstLine(tl.Description))
+		a := mcptools.AnnotationsOf(tl.Meta)
+		desc := firstLine(tl.Description)
+		if a != nil && a.Title != "" && a.Title != desc {
+			desc = a.Title + " — " + desc
+		}
+		t.add(tl.Name, cmp.Or(a.Hints(), "-"), desc)
 	}
 	return t.write(w, width)
 }

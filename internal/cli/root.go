@@ -85,6 +85,9 @@ type globals struct {
 	// tools: a config tool that fails to build is left out and reported
 	// (toolset.Assembler.SkipBrokenTools) instead of failing the command.
 	skipBrokenTools bool
+	// telemetry is set by serve, run and chat, which start the telemetry
+	// provider (wire_telemetry.go); the other commands export nothing.
+	telemetry bool
 }
 
 // exitError carries an exit code through cobra.
@@ -169,6 +172,7 @@ func newRoot(opts *Options) *cobra.Command {
 		newChatCmd(g),
 		newServeCmd(g),
 		newMCPCmd(g),
+		newMemoryCmd(g),
 		newCompletionCmd(),
 	)
 	return root

@@ -144,6 +144,7 @@ func newSession(ctx context.Context, g *globals, f *runFlags) (*session, error) 
 	} else if err := validateID("thread", threadID); err != nil {
 		return nil, err
 	}
+	g.telemetry = true // runs are traced (wire_telemetry.go)
 	a, err := newApp(ctx, g)
 	if err != nil {
 		return nil, err
@@ -191,7 +192,11 @@ func (s *session) turn(ctx context.Context, text string) (*agent.Outcome, error)
 		r.enc = json.NewEncoder(s.app.stdout)
 	}
 	s.status.show("thinking…")
-	stopTicks := r.tools.tickEvery(toolLineTick, r.tick)
+	stopTicks := r.tools.tickEvery(toolLineTick, func() {
+		if !s.app.elicit.asking() { // the line would overwrite the question
+			r.tick()
+		}
+	})
 	out, err := lead.Agent.Invoke(ctx, lead.Input(model.UserText(text)), r.event)
 	stopTicks()
 	s.status.clear()

@@ -47,6 +47,7 @@ their streams end.`,
 			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			g.server = true // the log is for machines: slog lines (--log-format)
+			g.telemetry = true
 			return serve(ctx, g, addr)
 		},
 	}
@@ -112,6 +113,8 @@ func (a *app) buildGateway() (*gateway.Server, func(context.Context, net.Listene
 		DefaultUserID:  a.g.user,
 		Logger:         a.logger,
 		Authorizer:     a.authz,
+		Memory:         a.memory,
+		Telemetry:      a.telemetry,
 	})
 	if err != nil {
 		return nil, nil, &config.Error{File: a.cfg.Path, Key: "gateway", Msg: err.Error(), Err: err}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -44,15 +45,20 @@ func startServe(t *testing.T, env map[string]string, args ...string) (string, fu
 		cancel()
 		t.Fatalf("serve did not start (exit %d)", <-done)
 	}
+	// stop may be called more than once (a deferred stop beside one that
+	// checks the exit code): the later calls return the first one's code.
+	var once sync.Once
+	code := -1
 	return url, func() int {
-		cancel()
-		select {
-		case code := <-done:
-			return code
-		case <-time.After(30 * time.Second):
-			t.Fatal("serve did not stop")
-			return -1
-		}
+		once.Do(func() {
+			cancel()
+			select {
+			case code = <-done:
+			case <-time.After(30 * time.Second):
+				t.Error("serve did not stop")
+			}
+		})
+		return code
 	}
 }
 

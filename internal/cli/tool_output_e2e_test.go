@@ -205,16 +205,26 @@ func TestE2EToolOutputBudget_twelveMegabyteMCPResult(t *testing.T) {
 	if dbAfter-dbBefore >= 2<<20 {
 		t.Errorf("database grew %d bytes, want under 2 MB", dbAfter-dbBefore)
 	}
-	// Peak RSS depends on the garbage collector's timing, and a race build
-	// multiplies it, so it is reported rather than held to issue 20's
-	// 100 MB (about 90 to 105 MB are measured, nearly all of it the MCP
-	// SDK decoding the 12 MB frame). The bound only catches a 12 MB
-	// result kept in the state again (507 MB before the budget).
-	if rssBefore > 0 && !raceBuild() && rssPeak-rssBefore >= 250<<10 {
-		t.Errorf("serve's peak RSS rose %d KiB, want well under 250 MB", rssPeak-rssBefore)
+	// Issue 20's bound on the peak RSS rise is 100 MB; with the result
+	// spooled to disk before the MCP SDK decodes its frame, 32 to 41 MB
+	// are measured (docs/benchmarks.md). A race build roughly doubles the
+	// rise (78 MB measured), so there the bound is 200 MB: still far
+	// below what a 12 MB result kept in the state costs (507 MB before
+	// the budget, several times that under the race detector).
+	if limit := rssRiseLimit(); rssBefore > 0 && rssPeak-rssBefore >= limit {
+		t.Errorf("serve's peak RSS rose %d KiB, want under %d KiB", rssPeak-rssBefore, limit)
 	}
 	want := bigOutputLine(from) + bigOutputLine(from+1) + bigOutputLine(to)
 	if !strings.Contains(readMsg.Content, strings.TrimSuffix(want, "\n")) || strings.Contains(readMsg.Content, bigOutputLine(1)) {
 		t.Errorf("read_file of lines %d-%d returned:\n%.1000s", from, to, readMsg.Content)
 	}
+}
+
+// rssRiseLimit is the bound in KiB on serve's peak RSS rise over the 12 MB
+// result: issue 20's 100 MB, or 200 MB in a race build.
+func rssRiseLimit() int {
+	if raceBuild() {
+		return 200 << 10
+	}
+	return 100 << 10
 }

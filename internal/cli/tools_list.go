@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/antlerhq/antler/mcptools"
 	"github.com/antlerhq/antler/toolset"
 )
 
@@ -23,6 +24,10 @@ type toolJSON struct {
 	// calls otherwise; both absent when the config sets no policy.
 	Policy       string `json:"policy,omitempty"`
 	PolicyVaries bool   `json:"policy_varies,omitempty"`
+	// Annotations are an MCP tool's title and the hints its server
+	// states (readOnlyHint, destructiveHint, idempotentHint,
+	// openWorldHint; one left out is absent); absent for other tools.
+	Annotations *mcptools.Annotations `json:"annotations,omitempty"`
 }
 
 func newToolsListCmd(g *globals) *cobra.Command {
@@ -41,7 +46,10 @@ With --json, print an array of {"name", "source": "config|builtin|mcp|acp",
 "group", "deferred", "description", "input_schema"}, and, when the config
 sets a tool_policy, "policy" (allow, ask or deny by the tool's labels) and
 "policy_varies" (command or agent rules decide some calls otherwise); the
-table then has a POLICY column. The table fits --width columns (default:
+table then has a POLICY column. An MCP tool has "annotations": its
+"title" and the hints its server states ("readOnlyHint",
+"destructiveHint", "idempotentHint", "openWorldHint"; one left out is
+absent). The table fits --width columns (default:
 the terminal's width, else $COLUMNS, else 80) by cutting descriptions.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -84,7 +92,7 @@ func writeToolsJSON(a *app, ts *toolset.Toolset) error {
 		}
 		out = append(out, toolJSON{
 			Name: e.Tool.Name, Source: e.Source, Group: e.Group, Deferred: e.Deferred,
-			Description: e.Tool.Description, InputSchema: schema,
+			Description: e.Tool.Description, InputSchema: schema, Annotations: mcptools.AnnotationsOf(e.Tool.Meta),
 		})
 		out[len(out)-1].Policy, out[len(out)-1].PolicyVaries = policyOf(policy, e)
 	}

@@ -42,7 +42,6 @@ func (a *app) ignoredNotices() []ignoredNotice {
 		}
 		out = append(out, n)
 	}
-	out = append(out, a.unwiredNotices()...)
 	ext := a.loadedExtensions()
 	if ext == nil {
 		return out
@@ -116,24 +115,4 @@ func position(file string, line int) string {
 		return file
 	}
 	return file + ":" + strconv.Itoa(line)
-}
-
-// unwiredNotices names the sections that config parses and validates but
-// that serve, run and chat do not run yet, so that a user who turns them
-// on hears it: the memory section (package memory and the gateway routes
-// exist, the command line does not build them; issue 24) and the tracing
-// section (package telemetry exists, the command line does not start it;
-// issue 25). Neither restricts anything, so neither is refused.
-func (a *app) unwiredNotices() []ignoredNotice {
-	var out []ignoredNotice
-	where := position(a.cfg.Path, 0)
-	if m := a.cfg.Memory; m.Enabled {
-		out = append(out, ignoredNotice{name: "memory", where: where, status: "warn",
-			detail: "ignored, restricts nothing: the command line does not run long-term memory yet (nothing is injected, extracted or stored; /api/memory answers 501)"})
-	}
-	if t := a.cfg.Tracing; t.LangSmith.Enabled || t.Langfuse.Enabled {
-		out = append(out, ignoredNotice{name: "tracing", where: where, status: "warn",
-			detail: "ignored, restricts nothing: the command line does not export traces yet (LangSmith and Langfuse receive nothing)"})
-	}
-	return out
 }

@@ -38,7 +38,6 @@ func TestDoctor_namesIgnoredSections(t *testing.T) {
 	}
 	for name, want := range map[string]struct{ status, detail string }{
 		"auth":        {"fail", "config.yaml:12: restricts and is not enforced; serve, run and chat refuse to start"},
-		"memory":      {"warn", "ignored, restricts nothing"},
 		"middlewares": {"warn", "restricts and is NOT enforced (accepted by allow_unenforced)"},
 	} {
 		c, ok := got[name]
@@ -46,8 +45,11 @@ func TestDoctor_namesIgnoredSections(t *testing.T) {
 			t.Errorf("section %s = %+v, want %s with %q", name, c, want.status, want.detail)
 		}
 	}
-	if len(got) != 3 {
-		t.Errorf("section lines = %v, want 3", got)
+	if c, ok := got["memory"]; ok {
+		t.Errorf("memory is run now, yet named as a section line: %+v", c)
+	}
+	if len(got) != 2 {
+		t.Errorf("section lines = %v, want 2", got)
 	}
 }
 
@@ -60,10 +62,13 @@ func TestToolsList_namesIgnoredSections(t *testing.T) {
 	if !json.Valid([]byte(out)) {
 		t.Errorf("stdout is not the JSON tool list: %s", out)
 	}
-	for _, want := range []string{"config.yaml:12: auth: restricts and is not enforced", "tracing: ignored, restricts nothing"} {
-		if !strings.Contains(errOut, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, errOut)
-		}
+	if want := "config.yaml:12: auth: restricts and is not enforced"; !strings.Contains(errOut, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, errOut)
+	}
+	// The tracing section is run now (serve, run and chat export to
+	// Langfuse), so it is no longer named.
+	if strings.Contains(errOut, "tracing") {
+		t.Errorf("stderr names the tracing section, which is run now:\n%s", errOut)
 	}
 }
 
@@ -149,16 +154,16 @@ func TestServe_allowUnenforcedStartsWithWarning(t *testing.T) {
 	}
 }
 
-// TestRun_nonRestrictiveIgnoredSectionOnlyWarns: a DeerFlow section that
-// restricts nothing never stops a run; it is named in the log.
-func TestRun_nonRestrictiveIgnoredSectionOnlyWarns(t *testing.T) {
+// TestRun_memorySectionIsRun: memory turned on is built by run, so it is
+// no longer named as a section the command line ignores.
+func TestRun_memorySectionIsRun(t *testing.T) {
 	srv := modeltest.NewServer(t, modeltest.Turn{Text: "hi"})
 	cfg, home := unenforcedConfig(t, srv.URL, "memory:\n  enabled: true\n")
 	code, _, errOut := runCLI(t, nil, "--config", cfg, "--home", home, "run", "hello")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(errOut, "section=memory") || !strings.Contains(errOut, "restricts nothing") {
-		t.Errorf("stderr lacks the warning about memory:\n%s", errOut)
+	if strings.Contains(errOut, "section=memory") {
+		t.Errorf("stderr still names memory as not implemented:\n%s", errOut)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/antlerhq/antler/deferred"
 	"github.com/antlerhq/antler/guardrails"
 	"github.com/antlerhq/antler/mcptools"
+	"github.com/antlerhq/antler/memory"
 	"github.com/antlerhq/antler/model"
 	"github.com/antlerhq/antler/sandbox"
 	"github.com/antlerhq/antler/skills"
@@ -41,6 +42,9 @@ type services struct {
 	store      store.Store      // opened on first use by openStore
 	policy     *skills.Policy
 	subagents  *subagent.Executor
+	// elicit answers the MCP servers' elicitation requests: chat's human
+	// while a turn runs, else a decline (elicit.go).
+	elicit *elicitor
 	// catalogs keeps tool_search's catalogues, one index per distinct
 	// MCP tool list, for the lead agent and subagents alike.
 	catalogs *deferred.CatalogCache
@@ -60,6 +64,11 @@ type services struct {
 	// toolProgress is the tool_progress section's guard, shared by every
 	// run (wire_tool_progress.go); nil when the section is disabled.
 	toolProgress *agent.ToolProgressGuard
+	// memory is the long-term memory (wire_memory.go); nil when the
+	// memory section is off.
+	memory *memory.Manager
+	// telemetryServices are the traces and metrics (wire_telemetry.go).
+	telemetryServices
 }
 
 // wire builds the services of the app from its configuration: the
@@ -67,10 +76,18 @@ type services struct {
 // sources. It is the one place where the CLI connects Antler's packages.
 func (a *app) wire(ctx context.Context) error {
 	home := a.homeDir()
+	// Telemetry first: the others get the logger with trace ids, and its
+	// flush is the last closer.
+	if err := a.wireTelemetry(ctx); err != nil {
+		return err
+	}
 	if err := a.wireAuthz(); err != nil {
 		return err
 	}
 	if err := a.wireSandbox(home); err != nil {
+		return err
+	}
+	if err := a.wireMemory(ctx, home); err != nil {
 		return err
 	}
 	guard, err := guardrails.FromConfig(a.cfg, a.g.opts.Guardrails, a.logger)
@@ -142,9 +159,12 @@ func (a *app) wireToolSources(home string) error {
 	a.mcpProgress = newMCPProgress(newStatusLine(a.stderr, a.g.opts.Getenv))
 	// The layout puts a thread's stdio servers in its workspace and makes
 	// the paths in their results virtual (run, chat and serve alike).
-	a.mcp = mcptools.New(mcptools.Options{Extensions: a.extensionsSource(), Logger: a.logger, OnStatus: a.mcpProgress.update,
-		Layout: a.layout})
+	a.elicit = &elicitor{logger: a.logger}
+	a.mcp = mcptools.New(mcptools.Options{Extensions: a.extensionsSource(), Logger: a.logger,
+		OnStatus: a.mcpProgress.update, TracerProvider: a.telemetry.TracerProvider(),
+		Layout: a.layout, ElicitationHandler: a.elicit.handle})
 	a.onClose(a.mcp.Close)
+	a.observeMCP()
 
 	var err error
 	a.acp, err = acptools.New(acptools.Options{Layout: a.layout, Home: home, Logger: a.logger,
@@ -179,8 +199,8 @@ func (a *app) wireBuiltins(ctx context.Context) {
 // task tool delegating to it and the lead's assembler.
 func (a *app) wireSubagents() error {
 	// Subagents assemble their tools with the built-ins as they are now,
-	// without task (no recursion); the task tool that delegates to them
-	// then joins the built-ins of the lead's assembler. Each assembler
+	// without task (no recursion) and list_uploaded_files (as DeerFlow's);
+	// both then join the built-ins of the lead's assembler. Each assembler
 	// gets its own copy of the built-ins and never sees them change.
 	mcp := mcpSourceWithProgress{a.mcp, a.mcpProgress}
 	a.catalogs = deferred.NewCatalogCache(deferred.CatalogCacheOptions{})
@@ -195,12 +215,14 @@ func (a *app) wireSubagents() error {
 		Catalogs:         a.catalogs,
 		Logger:           a.logger,
 		Authorizer:       a.authz,
+		Telemetry:        a.telemetry,
 	})
 	if err != nil {
 		return err
 	}
 	a.onClose(func() error { a.subagents.Close(); return nil })
 	a.builtins.Task = builtin.NewTask(a.subagents)
+	a.builtins.ListUploadedFiles = builtin.NewListUploadedFiles(a.layout, agent.NeutralizeUntrustedTags)
 	a.assembler = a.newAssembler(mcp)
 	return nil
 }

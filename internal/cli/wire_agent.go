@@ -66,6 +66,8 @@ func (a *app) factoryOptions(st store.Store) agent.FactoryOptions {
 		Catalogs:         a.catalogs,
 		Logger:           a.logger,
 		Authorizer:       a.authz,
+		Memory:           a.agentMemory(),
+		Telemetry:        a.telemetry,
 	}
 }
 
