@@ -2,8 +2,8 @@ package model
 
 import "context"
 
-// Stream is a provider SDK's open response stream, such as the
-// ssestream.Stream of the OpenAI and Anthropic SDKs.
+// Stream is a provider's open response stream, such as the Anthropic
+// SDK's ssestream.Stream or model/openai's own server-sent events reader.
 type Stream[T any] interface {
 	Next() bool
 	Current() T

@@ -326,6 +326,9 @@ func (x *Executor) model(ctx context.Context, name string) (model.ChatModel, err
 	if err != nil {
 		return nil, err
 	}
+	// Named, as the lead's is: its chat spans and usage records carry
+	// the models[] entry's name.
+	m = agent.NamedModel(name, m)
 	x.models[name] = m
 	return m, nil
 }

@@ -28,6 +28,10 @@ const (
 type Builtins struct {
 	// PresentFiles and AskClarification are always added.
 	PresentFiles, AskClarification *tool.Tool
+	// ListUploadedFiles is always added. As in DeerFlow, the assembler
+	// that subagents use has none: their state does not know which
+	// files the current run uploaded.
+	ListUploadedFiles *tool.Tool
 	// SkillManage is added when skill_evolution is enabled.
 	SkillManage *tool.Tool
 	// Task is added when Options.SubagentEnabled is set. The assembler
@@ -375,7 +379,7 @@ func (a *Assembler) combine(cfg *config.Config, opts Options, configTools []reso
 // for one the assembler lacks).
 func (a *Assembler) builtinTools(cfg *config.Config, opts Options) []*tool.Tool {
 	b := a.Builtins
-	tools := []*tool.Tool{b.PresentFiles, b.AskClarification}
+	tools := []*tool.Tool{b.PresentFiles, b.AskClarification, b.ListUploadedFiles}
 	if cfg.SkillEvolution.Enabled {
 		tools = append(tools, b.SkillManage)
 	}

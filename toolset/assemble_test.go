@@ -75,6 +75,13 @@ sandbox:
 var allBuiltins = toolset.Builtins{PresentFiles: fakeTool("present_files"), AskClarification: fakeTool("ask_clarification"),
 	SkillManage: fakeTool("skill_manage"), Task: fakeTool("task"), ViewImage: fakeTool("view_image")}
 
+// withUploadTool is b with list_uploaded_files, which the lead's
+// assembler has and the subagents' lacks.
+func withUploadTool(b toolset.Builtins) *toolset.Builtins {
+	b.ListUploadedFiles = fakeTool("list_uploaded_files")
+	return &b
+}
+
 type assembleCase struct {
 	name    string
 	config  string
@@ -83,6 +90,8 @@ type assembleCase struct {
 	acp     bool
 	want    []string
 	wantLog string
+	// builtins replaces allBuiltins when set.
+	builtins *toolset.Builtins
 }
 
 func runAssemble(t *testing.T, tt assembleCase) {
@@ -93,6 +102,9 @@ func runAssemble(t *testing.T, tt assembleCase) {
 		Env:      &toolset.Env{Config: mustConfig(t, tt.config)},
 		Builtins: allBuiltins,
 		Logger:   slog.New(slog.NewTextHandler(&logs, nil)),
+	}
+	if tt.builtins != nil {
+		a.Builtins = *tt.builtins
 	}
 	if tt.mcp != nil {
 		a.MCP = tt.mcp
@@ -160,6 +172,9 @@ func TestConditionalBuiltins(t *testing.T) {
 		{name: "skill_manage only with skill_evolution", config: baseConfig + "skill_evolution: {enabled: true}\n", want: []string{"present_files", "ask_clarification", "skill_manage"}},
 		{name: "task only with subagents", config: baseConfig, opts: toolset.Options{SubagentEnabled: true}, want: []string{"present_files", "ask_clarification", "task"}},
 		{name: "neither", config: baseConfig, want: []string{"present_files", "ask_clarification"}},
+		{name: "list_uploaded_files always, before the conditional ones", config: baseConfig + "skill_evolution: {enabled: true}\n",
+			opts: toolset.Options{SubagentEnabled: true, ModelName: "eyes"}, builtins: withUploadTool(allBuiltins),
+			want: []string{"present_files", "ask_clarification", "list_uploaded_files", "skill_manage", "task", "view_image"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) { runAssemble(t, tt) })
 	}

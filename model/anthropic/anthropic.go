@@ -80,11 +80,14 @@ type Options struct {
 // Model is an Anthropic chat model. It is safe for concurrent use; all
 // fields are immutable after New.
 type Model struct {
-	opts    Options
-	client  sdk.Client
-	baseURL string
-	keyErr  error
-	logger  *slog.Logger
+	opts Options
+	// messages and models are the two services of the SDK client that
+	// Antler calls; keeping only them lets the linker drop the others.
+	messages sdk.MessageService
+	models   sdk.ModelService
+	baseURL  string
+	keyErr   error
+	logger   *slog.Logger
 }
 
 var _ model.ChatModel = (*Model)(nil)
@@ -138,7 +141,8 @@ func New(opts Options) (*Model, error) {
 	for k, v := range opts.Headers {
 		reqOpts = append(reqOpts, option.WithHeader(k, v))
 	}
-	m.client = sdk.NewClient(reqOpts...)
+	client := sdk.NewClient(reqOpts...)
+	m.messages, m.models = client.Messages, client.Models
 	return m, nil
 }
 
@@ -171,7 +175,7 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) iter.Seq2[mode
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		start := time.Now()
-		stream := m.client.Messages.NewStreaming(ctx, params)
+		stream := m.messages.NewStreaming(ctx, params)
 		defer stream.Close()
 
 		var asm assembler

@@ -12,7 +12,7 @@ func (m *Model) Ping(ctx context.Context) error {
 	if m.keyErr != nil {
 		return m.keyErr
 	}
-	if _, err := m.client.Models.List(ctx, sdk.ModelListParams{}); err != nil {
+	if _, err := m.models.List(ctx, sdk.ModelListParams{}); err != nil {
 		return m.wrap(ctx, err)
 	}
 	return nil
