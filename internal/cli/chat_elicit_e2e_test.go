@@ -136,10 +136,7 @@ func TestE2EChat_elicitationAsksTheFormOnTheTerminal(t *testing.T) {
 	io.WriteString(tty, "n\r")
 	out.expect(t, "signed up", 1)
 	out.expectAfter(t, "signed up", "> ")
-	io.WriteString(tty, "\x04")
-	if err := cmd.Wait(); err != nil {
-		t.Errorf("chat: %v\n%s", err, out.String())
-	}
+	endChat(t, cmd, tty, out)
 	tty.Close()
 	<-copied
 	got := last.tools()

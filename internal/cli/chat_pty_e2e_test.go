@@ -99,10 +99,7 @@ tools:
 		}
 	}
 
-	io.WriteString(tty, "\x04") // Ctrl-D ends the chat
-	if err := cmd.Wait(); err != nil {
-		t.Errorf("chat: %v\n%s", err, out.String())
-	}
+	endChat(t, cmd, tty, out)
 	tty.Close()
 	<-copied
 	if strings.Contains(out.String(), "error:") || strings.Contains(out.String(), "context canceled") {
