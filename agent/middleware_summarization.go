@@ -366,7 +366,7 @@ func (s *summarizer) call(ctx context.Context, m model.ChatModel, prompt string,
 	if count != nil {
 		count(ModelName(m), resp.Usage)
 	}
-	text := strings.TrimSpace(messageText(resp.Message))
+	text := strings.TrimSpace(resp.Message.Text())
 	if text == "" {
 		return "", errors.New("agent: the summary model answered with empty text")
 	}
@@ -433,7 +433,7 @@ func bufferString(msgs []model.Message) string {
 		case model.RoleSystem:
 			role = "System"
 		}
-		line := role + ": " + messageText(m)
+		line := role + ": " + m.Text()
 		if len(m.ToolCalls) > 0 {
 			type call struct {
 				Name string          `json:"name"`

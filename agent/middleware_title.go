@@ -227,7 +227,7 @@ var uploadsBlockRE = regexp.MustCompile(`(?s)^\s*<uploaded_files>.*?</uploaded_f
 func titleUserText(s *thread.State) string {
 	for _, m := range s.Messages {
 		if isTitleUserMessage(m) {
-			return uploadsBlockRE.ReplaceAllString(messageText(m), "")
+			return uploadsBlockRE.ReplaceAllString(m.Text(), "")
 		}
 	}
 	return ""
@@ -237,25 +237,10 @@ func titleUserText(s *thread.State) string {
 func titleAssistantText(s *thread.State) string {
 	for _, m := range s.Messages {
 		if m.Role == model.RoleAssistant {
-			return messageText(m)
+			return m.Text()
 		}
 	}
 	return ""
-}
-
-// messageText is a message's text with its text parts, one per line, as
-// DeerFlow normalises list content.
-func messageText(m model.Message) string {
-	parts := make([]string, 0, 1+len(m.Parts))
-	if m.Content != "" {
-		parts = append(parts, m.Content)
-	}
-	for _, p := range m.Parts {
-		if p.Type == model.PartText && p.Text != "" {
-			parts = append(parts, p.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
 }
 
 var thinkRE = regexp.MustCompile(`(?is)<think>.*?</think>`)

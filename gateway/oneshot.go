@@ -51,21 +51,7 @@ func (s *Server) oneShot(ctx context.Context, name, system, user string) (string
 	if err != nil {
 		return "", err
 	}
-	return messageText(resp.Message), nil
-}
-
-// messageText is a message's text and text parts, one per line.
-func messageText(m model.Message) string {
-	parts := make([]string, 0, 1+len(m.Parts))
-	if m.Content != "" {
-		parts = append(parts, m.Content)
-	}
-	for _, p := range m.Parts {
-		if p.Type == model.PartText && p.Text != "" {
-			parts = append(parts, p.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
+	return resp.Message.Text(), nil
 }
 
 var (

@@ -1,6 +1,9 @@
 package model
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // Role is who authored a message.
 type Role string
@@ -103,3 +106,20 @@ func UserText(text string) Message { return Message{Role: RoleUser, Content: tex
 
 // SystemText returns a system message with the given text.
 func SystemText(text string) Message { return Message{Role: RoleSystem, Content: text} }
+
+// Text is the message's content and its text parts joined by newlines,
+// empty ones left out: what a reader (a title, a one-shot answer, a
+// provider without content parts) takes as the message's text.
+func (m Message) Text() string {
+	var b strings.Builder
+	b.WriteString(m.Content)
+	for _, p := range m.Parts {
+		if p.Type == PartText && p.Text != "" {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}

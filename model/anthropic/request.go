@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 
@@ -81,7 +80,7 @@ func messages(in []model.Message) ([]sdk.TextBlockParam, []sdk.MessageParam, err
 		}
 		switch msg.Role {
 		case model.RoleSystem:
-			if text := textOf(msg); text != "" {
+			if text := msg.Text(); text != "" {
 				system = append(system, sdk.TextBlockParam{Text: text})
 			}
 		case model.RoleUser:
@@ -98,7 +97,7 @@ func messages(in []model.Message) ([]sdk.TextBlockParam, []sdk.MessageParam, err
 			out = append(out, sdk.NewAssistantMessage(blocks...))
 		case model.RoleTool:
 			tr := sdk.ToolResultBlockParam{ToolUseID: msg.ToolCallID}
-			if text := textOf(msg); text != "" {
+			if text := msg.Text(); text != "" {
 				tr.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: text}}}
 			}
 			for _, p := range msg.Parts {
@@ -116,19 +115,6 @@ func messages(in []model.Message) ([]sdk.TextBlockParam, []sdk.MessageParam, err
 		}
 	}
 	return system, out, nil
-}
-
-func textOf(msg model.Message) string {
-	parts := []string{}
-	if msg.Content != "" {
-		parts = append(parts, msg.Content)
-	}
-	for _, p := range msg.Parts {
-		if p.Type == model.PartText && p.Text != "" {
-			parts = append(parts, p.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
 }
 
 func userBlocks(msg model.Message) []sdk.ContentBlockParamUnion {
@@ -154,7 +140,7 @@ func assistantBlocks(msg model.Message) []sdk.ContentBlockParamUnion {
 	if sig, _ := msg.Meta[signatureKey].(string); sig != "" && msg.Reasoning != "" {
 		blocks = append(blocks, sdk.NewThinkingBlock(sig, msg.Reasoning))
 	}
-	if text := textOf(msg); text != "" {
+	if text := msg.Text(); text != "" {
 		blocks = append(blocks, sdk.NewTextBlock(text))
 	}
 	for _, tc := range msg.ToolCalls {

@@ -98,7 +98,7 @@ func conversation(in []model.Message) (string, []*content, error) {
 		}
 		switch msg.Role {
 		case model.RoleSystem:
-			system = append(system, textOf(msg))
+			system = append(system, msg.Text())
 		case model.RoleUser:
 			out = append(out, &content{Role: roleUser, Parts: userParts(msg)})
 		case model.RoleAssistant:
@@ -128,20 +128,6 @@ func isResponses(c *content) bool {
 	return c.Role == roleUser && len(c.Parts) > 0 && c.Parts[0].FunctionResponse != nil
 }
 
-// textOf joins a message's content and its text parts.
-func textOf(msg model.Message) string {
-	s := msg.Content
-	for _, p := range msg.Parts {
-		if p.Type == model.PartText && p.Text != "" {
-			if s != "" {
-				s += "\n"
-			}
-			s += p.Text
-		}
-	}
-	return s
-}
-
 func userParts(msg model.Message) []*part {
 	var parts []*part
 	if msg.Content != "" {
@@ -167,7 +153,7 @@ func userParts(msg model.Message) []*part {
 
 func modelContent(msg model.Message) (*content, error) {
 	c := &content{Role: roleModel}
-	if text := textOf(msg); text != "" || len(msg.ToolCalls) == 0 {
+	if text := msg.Text(); text != "" || len(msg.ToolCalls) == 0 {
 		c.Parts = append(c.Parts, &part{Text: text})
 	}
 	for _, tc := range msg.ToolCalls {
@@ -203,5 +189,5 @@ func resultPart(msg model.Message, names map[string]string) *part {
 		key = "error"
 	}
 	return &part{FunctionResponse: &fnResponse{ID: msg.ToolCallID, Name: name,
-		Response: map[string]any{key: textOf(msg)}}}
+		Response: map[string]any{key: msg.Text()}}}
 }

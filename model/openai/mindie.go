@@ -42,7 +42,7 @@ func textConversation(msgs []model.Message) []model.Message {
 		if msg.Remove {
 			continue
 		}
-		text := textOf(msg)
+		text := msg.Text()
 		switch {
 		case msg.Role == model.RoleAssistant && len(msg.ToolCalls) > 0:
 			blocks := make([]string, 0, len(msg.ToolCalls))

@@ -92,26 +92,12 @@ func messages(in []model.Message, echoReasoning bool) ([]chatMessage, error) {
 		case model.RoleAssistant:
 			out = append(out, assistantMessage(msg, echoReasoning))
 		case model.RoleTool:
-			out = append(out, chatMessage{Role: "tool", Content: textOf(msg), ToolCallID: msg.ToolCallID})
+			out = append(out, chatMessage{Role: "tool", Content: msg.Text(), ToolCallID: msg.ToolCallID})
 		default:
 			return nil, fmt.Errorf("message %d has unknown role %q", i, msg.Role)
 		}
 	}
 	return out, nil
-}
-
-// textOf joins a message's content and its text parts.
-func textOf(msg model.Message) string {
-	s := msg.Content
-	for _, p := range msg.Parts {
-		if p.Type == model.PartText && p.Text != "" {
-			if s != "" {
-				s += "\n"
-			}
-			s += p.Text
-		}
-	}
-	return s
 }
 
 func userMessage(msg model.Message) chatMessage {
@@ -144,7 +130,7 @@ func dataURL(mimeType string, data []byte) string {
 
 func assistantMessage(msg model.Message, echoReasoning bool) chatMessage {
 	a := chatMessage{Role: "assistant"}
-	if text := textOf(msg); text != "" || len(msg.ToolCalls) == 0 {
+	if text := msg.Text(); text != "" || len(msg.ToolCalls) == 0 {
 		a.Content = text
 	}
 	for _, tc := range msg.ToolCalls {
