@@ -1,17 +1,15 @@
 package builtin
 
 import (
-	"bufio"
 	"fmt"
-	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/antlerhq/antler/internal/crashtest"
 )
 
 // Environment of the crash child (TestUpdateAgentCrashChild).
@@ -37,42 +35,8 @@ func TestUpdateAgentSurvivesSIGKILL(t *testing.T) {
 	var lastVersion, interrupted, changed int
 	start := time.Now()
 	for i := range iterations {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestUpdateAgentCrashChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), crashHomeEnv+"="+e.home, crashBaseEnv+"="+strconv.Itoa((i+1)*1_000_000))
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		ready := make(chan error, 1)
-		go func() {
-			sc := bufio.NewScanner(stdout)
-			for sc.Scan() {
-				if sc.Text() == "ready" {
-					ready <- nil
-					return
-				}
-			}
-			ready <- fmt.Errorf("child ended before it was ready: %v", sc.Err())
-		}()
-		select {
-		case err := <-ready:
-			if err != nil {
-				_ = cmd.Process.Kill()
-				_ = cmd.Wait()
-				t.Fatal(err)
-			}
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			t.Fatal("child never became ready")
-		}
-		time.Sleep(time.Duration(rand.IntN(5001)) * time.Microsecond)
-		_ = cmd.Process.Signal(syscall.SIGKILL)
-		_ = cmd.Wait()
+		crashtest.KillAfterReady(t, "TestUpdateAgentCrashChild",
+			[]string{crashHomeEnv + "=" + e.home, crashBaseEnv + "=" + strconv.Itoa((i+1)*1_000_000)}, 5*time.Millisecond)
 
 		if pending(dir) {
 			interrupted++

@@ -1,19 +1,16 @@
 package memory_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/antlerhq/antler/internal/crashtest"
 	"github.com/antlerhq/antler/memory"
 )
 
@@ -115,42 +112,8 @@ func docVersion(t *testing.T, i int, d *memory.Document) int {
 // 0-5 ms after it reports its first write done.
 func killChildMidWrite(t *testing.T, home string, base int) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestMemoryWriteCrashChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), memCrashHomeEnv+"="+home, memCrashBaseEnv+"="+strconv.Itoa(base))
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	ready := make(chan error, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if sc.Text() == "ready" {
-				ready <- nil
-				return
-			}
-		}
-		ready <- fmt.Errorf("child ended before it was ready: %v", sc.Err())
-	}()
-	select {
-	case err := <-ready:
-		if err != nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			t.Fatal(err)
-		}
-	case <-time.After(30 * time.Second):
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		t.Fatal("child never became ready")
-	}
-	time.Sleep(time.Duration(rand.IntN(5001)) * time.Microsecond)
-	_ = cmd.Process.Signal(syscall.SIGKILL)
-	_ = cmd.Wait()
+	crashtest.KillAfterReady(t, "TestMemoryWriteCrashChild",
+		[]string{memCrashHomeEnv + "=" + home, memCrashBaseEnv + "=" + strconv.Itoa(base)}, 5*time.Millisecond)
 }
 
 // TestMemoryWriteCrashChild is the child process of
