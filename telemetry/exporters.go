@@ -52,72 +52,64 @@ func exporterNames(get func(string) string, key, signal string) []string {
 
 // envSpanExporters builds the span exporters OTEL_TRACES_EXPORTER names.
 func envSpanExporters(ctx context.Context, get func(string) string, stdout io.Writer) ([]sdktrace.SpanExporter, []string, error) {
-	var out []sdktrace.SpanExporter
-	var names []string
-	for _, n := range exporterNames(get, "OTEL_TRACES_EXPORTER", "TRACES") {
-		var e sdktrace.SpanExporter
-		var err error
-		name := "traces: " + n
-		switch n {
-		case "console":
-			e, err = stdouttrace.New(stdouttrace.WithWriter(stdout))
-		case "otlp":
-			var o otlpEnv
-			if o, err = readOTLPEnv(get, "TRACES", "/v1/traces"); err != nil {
-				return nil, nil, err
-			}
-			name += " " + o.describe()
-			e, err = o.spanExporter(ctx)
-		default:
-			return nil, nil, fmt.Errorf("telemetry: OTEL_TRACES_EXPORTER: %q is not an exporter Antler has (otlp, console, none)", n)
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("telemetry: traces exporter %s: %w", n, err)
-		}
-		out = append(out, e)
-		names = append(names, name)
-	}
-	return out, names, nil
+	return envExporters(get, "OTEL_TRACES_EXPORTER", "TRACES", "/v1/traces",
+		func() (sdktrace.SpanExporter, error) { return stdouttrace.New(stdouttrace.WithWriter(stdout)) },
+		func(o otlpEnv) (sdktrace.SpanExporter, error) { return o.spanExporter(ctx) })
 }
 
 // envMetricReaders builds a periodic reader for each exporter
 // OTEL_METRICS_EXPORTER names, at OTEL_METRIC_EXPORT_INTERVAL.
 func envMetricReaders(ctx context.Context, get func(string) string, stdout io.Writer) ([]sdkmetric.Reader, []string, error) {
-	var interval time.Duration
+	var ropts []sdkmetric.PeriodicReaderOption
 	if v := get("OTEL_METRIC_EXPORT_INTERVAL"); v != "" {
 		ms, err := strconv.Atoi(v)
 		if err != nil || ms <= 0 {
 			return nil, nil, fmt.Errorf("telemetry: OTEL_METRIC_EXPORT_INTERVAL: %q is not a positive number of milliseconds", v)
 		}
-		interval = time.Duration(ms) * time.Millisecond
+		ropts = append(ropts, sdkmetric.WithInterval(time.Duration(ms)*time.Millisecond))
 	}
-	var out []sdkmetric.Reader
+	exps, names, err := envExporters(get, "OTEL_METRICS_EXPORTER", "METRICS", "/v1/metrics",
+		func() (sdkmetric.Exporter, error) { return stdoutmetric.New(stdoutmetric.WithWriter(stdout)) },
+		func(o otlpEnv) (sdkmetric.Exporter, error) { return o.metricExporter(ctx) })
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]sdkmetric.Reader, 0, len(exps))
+	for _, e := range exps {
+		out = append(out, sdkmetric.NewPeriodicReader(e, ropts...))
+	}
+	return out, names, nil
+}
+
+// envExporters builds one signal's exporters from the names in key:
+// console through console, otlp through otlp with the signal's OTLP
+// settings (path is its OTLP/HTTP path). It returns each exporter's
+// description for the startup log beside it.
+func envExporters[E any](get func(string) string, key, signal, path string,
+	console func() (E, error), otlp func(otlpEnv) (E, error)) ([]E, []string, error) {
+	var out []E
 	var names []string
-	for _, n := range exporterNames(get, "OTEL_METRICS_EXPORTER", "METRICS") {
-		var e sdkmetric.Exporter
+	for _, n := range exporterNames(get, key, signal) {
+		var e E
 		var err error
-		name := "metrics: " + n
+		name := strings.ToLower(signal) + ": " + n
 		switch n {
 		case "console":
-			e, err = stdoutmetric.New(stdoutmetric.WithWriter(stdout))
+			e, err = console()
 		case "otlp":
 			var o otlpEnv
-			if o, err = readOTLPEnv(get, "METRICS", "/v1/metrics"); err != nil {
+			if o, err = readOTLPEnv(get, signal, path); err != nil {
 				return nil, nil, err
 			}
 			name += " " + o.describe()
-			e, err = o.metricExporter(ctx)
+			e, err = otlp(o)
 		default:
-			return nil, nil, fmt.Errorf("telemetry: OTEL_METRICS_EXPORTER: %q is not an exporter Antler has (otlp, console, none)", n)
+			return nil, nil, fmt.Errorf("telemetry: %s: %q is not an exporter Antler has (otlp, console, none)", key, n)
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("telemetry: metrics exporter %s: %w", n, err)
+			return nil, nil, fmt.Errorf("telemetry: %s exporter %s: %w", strings.ToLower(signal), n, err)
 		}
-		var ropts []sdkmetric.PeriodicReaderOption
-		if interval > 0 {
-			ropts = append(ropts, sdkmetric.WithInterval(interval))
-		}
-		out = append(out, sdkmetric.NewPeriodicReader(e, ropts...))
+		out = append(out, e)
 		names = append(names, name)
 	}
 	return out, names, nil
