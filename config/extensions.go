@@ -52,7 +52,11 @@ type MCPServer struct {
 	// thread's folder) or "shared" (one process for every thread, for
 	// servers without per-thread files).
 	ProcessScope string
-	URL          string // sse, http
+	// Defer is Antler's per-server deferral of its tools under
+	// tool_search: "always", "never" or "auto" ("": the section's
+	// tool_search.defer). tool_search.tools wins for a single tool.
+	Defer string
+	URL   string // sse, http
 	Headers      map[string]string
 	OAuth        *OAuth
 	// Description is shown to operators and in routing hints.
@@ -69,6 +73,11 @@ type MCPServer struct {
 	Routing            *Routing
 	Tools              map[string]json.RawMessage // per-tool overrides, raw
 	TaskToolsets       []TaskToolset
+	// Unset lists the headers and env keys ("headers.Authorization",
+	// "env.GITHUB_TOKEN") of an enabled server whose $VAR is not set; Err
+	// then names the first. A user's credentials may supply them
+	// (WithCredentials).
+	Unset []string
 	// Err is set when this server cannot be used, for example a missing
 	// $VAR in the headers or env of an enabled server, a missing command or
 	// url, or a malformed entry. Other servers are unaffected.
@@ -332,6 +341,7 @@ type rawServer struct {
 	Env                map[string]string          `json:"env"`
 	Cwd                string                     `json:"cwd"`
 	ProcessScope       string                     `json:"process_scope"`
+	Defer              string                     `json:"defer"`
 	URL                string                     `json:"url"`
 	Headers            map[string]string          `json:"headers"`
 	OAuth              json.RawMessage            `json:"oauth"`
@@ -374,13 +384,18 @@ func (x *extParser) server(name string, raw json.RawMessage) MCPServer {
 	}
 	if err := x.resolveServer(&s, path); err != nil {
 		s.Err = err
-		return s
+		if !errors.Is(err, ErrEnvNotSet) {
+			return s
+		}
 	}
 	if !s.Enabled {
 		return s
 	}
+	// A server missing only $VAR values is still validated, so that a
+	// user's credentials can complete it (WithCredentials); a structural
+	// problem wins over the missing values.
 	if err := x.validateServer(&s, path); err != nil {
-		s.Err = err
+		s.Err, s.Unset = err, nil
 	}
 	return s
 }
@@ -426,6 +441,7 @@ func copyServer(s *MCPServer, r rawServer) {
 	}
 	s.Command, s.Args, s.Env, s.Cwd = r.Command, r.Args, r.Env, r.Cwd
 	s.ProcessScope = cmp.Or(r.ProcessScope, ProcessPerThread)
+	s.Defer = r.Defer
 	s.URL, s.Headers, s.Description = r.URL, r.Headers, r.Description
 	s.DisabledTools, s.Tools, s.TaskToolsets = r.DisabledTools, r.Tools, r.TaskToolsets
 	if r.ToolNamePrefix != nil {
@@ -473,6 +489,11 @@ func (x *extParser) decodeServerOptions(s *MCPServer, r rawServer, path string) 
 func (x *extParser) validateServer(s *MCPServer, path string) error {
 	if s.ProcessScope != ProcessPerThread && s.ProcessScope != ProcessShared {
 		return x.serverError(s.Name, joinKey(path, "process_scope"), "must be %q or %q, not %q", ProcessPerThread, ProcessShared, s.ProcessScope)
+	}
+	if s.Defer != "" {
+		if err := checkDeferMode(s.Defer); err != nil {
+			return x.serverError(s.Name, joinKey(path, "defer"), "%v", err)
+		}
 	}
 	switch s.Type {
 	case "stdio":
@@ -539,6 +560,7 @@ func (x *extParser) resolveServer(s *MCPServer, path string) error {
 		switch {
 		case !s.Enabled:
 		case strict:
+			s.Unset = append(s.Unset, key[len(path)+1:])
 			if firstErr == nil {
 				firstErr = &Error{File: x.file, Line: x.keyLine(s.Name), Key: key, Msg: missingEnvMsg(name), Err: ErrEnvNotSet}
 			}

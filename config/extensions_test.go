@@ -100,13 +100,13 @@ func TestParseExtensionsServers(t *testing.T) {
 		{
 			name:    "missing var in headers is a server error",
 			json:    `{"type": "http", "url": "http://h", "headers": {"Authorization": "$API_TOKEN"}}`,
-			want:    MCPServer{ProcessScope: "thread", Enabled: true, Type: "http", URL: "http://h", Headers: map[string]string{"Authorization": ""}, ToolNamePrefix: true, SessionInitTimeout: f64(60)},
+			want:    MCPServer{ProcessScope: "thread", Enabled: true, Type: "http", URL: "http://h", Headers: map[string]string{"Authorization": ""}, ToolNamePrefix: true, SessionInitTimeout: f64(60), Unset: []string{"headers.Authorization"}},
 			wantErr: "mcpServers.s.headers.Authorization: environment variable API_TOKEN is not set",
 		},
 		{
 			name:    "missing var in env is a server error",
 			json:    `{"command": "c", "env": {"K": "$K"}}`,
-			want:    MCPServer{ProcessScope: "thread", Enabled: true, Type: "stdio", Command: "c", Env: map[string]string{"K": ""}, ToolNamePrefix: true, SessionInitTimeout: f64(60)},
+			want:    MCPServer{ProcessScope: "thread", Enabled: true, Type: "stdio", Command: "c", Env: map[string]string{"K": ""}, ToolNamePrefix: true, SessionInitTimeout: f64(60), Unset: []string{"env.K"}},
 			wantErr: "mcpServers.s.env.K: environment variable K is not set",
 		},
 		{
