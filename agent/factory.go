@@ -399,14 +399,16 @@ func (f *Factory) leadTools(ctx context.Context, req Request, spec *AgentSpec, m
 	if cfg.ToolSearch.Enabled && f.opts.MCPServers != nil {
 		servers = f.opts.MCPServers()
 	}
-	def, err := DeferMCP(f.opts.Catalogs, ts.Entries, cfg.ToolSearch, servers)
+	window := 0
+	if m, ok := cfg.Model(modelName); ok {
+		window = m.ContextWindow()
+	}
+	def, err := DeferTools(ts.Entries, DeferOptions{Catalogs: f.opts.Catalogs, Config: cfg.ToolSearch, Servers: servers, ContextWindow: window})
 	if err != nil || def == nil {
 		return ts, nil, err
 	}
 	for i := range ts.Entries {
-		if ts.Entries[i].Source == toolset.SourceMCP {
-			ts.Entries[i].Deferred = true
-		}
+		ts.Entries[i].Deferred = def.Catalog.Has(ts.Entries[i].Tool.Name)
 	}
 	if skipped := ts.Add(toolset.SourceBuiltin, "builtin", def.ToolSearch); len(skipped) > 0 {
 		f.logger.Warn("tool_search not added: a tool with that name is already bound")

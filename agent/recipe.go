@@ -5,10 +5,8 @@ import (
 	"maps"
 
 	"github.com/antlerhq/antler/builtin"
-	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/deferred"
 	"github.com/antlerhq/antler/tool"
-	"github.com/antlerhq/antler/toolset"
 )
 
 // This file is the one recipe for an agent's middleware chains and its
@@ -116,24 +114,6 @@ func (s ChainSpec) Build() Chain {
 		c.addModel("safety_finish_reason", s.SafetyFinishReason)
 	}
 	return c
-}
-
-// DeferMCP sets up deferred tools over the MCP entries of a tool list
-// when the config's tool_search section asks for it: nil when it is off
-// or when no MCP tool is deferred. The catalogue comes from catalogs,
-// which builds its index once per distinct tool list (nil: built every
-// time). servers routes tools by keyword (nil: no routing).
-func DeferMCP(catalogs *deferred.CatalogCache, entries []toolset.Entry, cfg config.ToolSearch, servers map[string]config.MCPServer) (*deferred.Deferred, error) {
-	if !cfg.Enabled {
-		return nil, nil
-	}
-	var mcp []*tool.Tool
-	for _, e := range entries {
-		if e.Source == toolset.SourceMCP {
-			mcp = append(mcp, e.Tool)
-		}
-	}
-	return catalogs.SetupRouted(mcp, cfg, servers)
 }
 
 // RuntimeContext holds the identity values every agent's tools read from

@@ -128,11 +128,30 @@ type ToolEntry struct {
 	KeyLines map[string]int `yaml:"-"`
 }
 
-// ToolSearch is the tool_search section.
+// ToolSearch is the tool_search section. Defer, AutoContextPercent,
+// AutoToolCount and Tools are Antler's own keys (tool_search.go): which
+// tools are deferred, and when.
 type ToolSearch struct {
 	Enabled         bool `yaml:"enabled"`            // default false
 	AutoPromoteTopK int  `yaml:"auto_promote_top_k"` // default 3, clamped to 1..5
 	MaxResults      int  `yaml:"max_results"`        // Antler: default 5, >= 1
+	// Defer is when the MCP tools are deferred: "always" (the default,
+	// DeerFlow's behaviour) or "auto" (only when their definitions would
+	// take more than auto_context_percent of the run model's context
+	// window, or number more than auto_tool_count).
+	Defer string `yaml:"defer"`
+	// AutoContextPercent is the share of the context window, in percent
+	// (default 10, 0 < p <= 100), that the definitions of the tools in
+	// question may take before auto deferral defers them.
+	AutoContextPercent float64 `yaml:"auto_context_percent"`
+	// AutoToolCount defers the tools in question under auto when there are
+	// more of them than this (default 0: no count rule, only the share).
+	AutoToolCount int `yaml:"auto_tool_count"`
+	// Tools sets the deferral of single tools by their bound name, of any
+	// source (config, built-in, MCP, ACP): "always", "never" or "auto". It
+	// wins over the server's defer and the section's; tool_search itself
+	// cannot be named.
+	Tools map[string]string `yaml:"tools"`
 }
 
 // ToolOutput is the tool_output section, DeerFlow's tool output budget
@@ -347,7 +366,9 @@ type Uploads struct {
 // Defaults of the sections, one function per section so Parse can start each
 // section from them.
 
-func defaultToolSearch() ToolSearch { return ToolSearch{AutoPromoteTopK: 3, MaxResults: 5} }
+func defaultToolSearch() ToolSearch {
+	return ToolSearch{AutoPromoteTopK: 3, MaxResults: 5, Defer: DeferAlways, AutoContextPercent: 10}
+}
 
 func defaultToolOutput() ToolOutput {
 	return ToolOutput{

@@ -26,9 +26,7 @@ func (p *parser) validate() {
 		p.required(at, "use", t.Use)
 	}
 
-	ts := &c.ToolSearch
-	ts.AutoPromoteTopK = min(max(ts.AutoPromoteTopK, 1), 5)
-	atLeast(p, "tool_search.max_results", ts.MaxResults, 1)
+	p.validateToolSearch()
 
 	p.validateToolOutput()
 	p.validateLoopDetection()

@@ -147,7 +147,7 @@ func BenchmarkCatalogBuildDistinct(b *testing.B) {
 }
 
 // BenchmarkSetupPerRun is one run's deferred-tool setup (what
-// agent.DeferMCP does for the lead agent and for every subagent task)
+// agent.DeferTools does for the lead agent and for every subagent task)
 // over n MCP tools that the run receives as fresh labelled copies, as
 // package toolset hands them out. Uncached is the path before the cache:
 // the index is built on every run. Cached takes it from a CatalogCache

@@ -182,7 +182,11 @@ func (x *Executor) tools(ctx context.Context, typ Type, req builtin.TaskRequest,
 	if x.cfg.ToolSearch.Enabled && x.opts.MCPServers != nil {
 		servers = x.opts.MCPServers()
 	}
-	def, err := agent.DeferMCP(x.opts.Catalogs, entries, x.cfg.ToolSearch, servers)
+	window := 0
+	if m, ok := x.cfg.Model(modelName); ok {
+		window = m.ContextWindow()
+	}
+	def, err := agent.DeferTools(entries, agent.DeferOptions{Catalogs: x.opts.Catalogs, Config: x.cfg.ToolSearch, Servers: servers, ContextWindow: window})
 	if err != nil {
 		return nil, nil, err
 	}
