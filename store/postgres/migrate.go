@@ -101,6 +101,8 @@ var migrations = []string{
 	CREATE INDEX antler_checkpoint_messages_thread ON antler_checkpoint_messages (thread_id, id);
 	ALTER TABLE antler_checkpoints ADD COLUMN messages json;
 	ALTER TABLE antler_checkpoints ADD COLUMN pinned boolean NOT NULL DEFAULT false;`,
+	// 6: the MCP background tasks (mcptasks.go).
+	migrationMCPTasks,
 }
 
 // migrate applies the missing migrations in one transaction that holds an

@@ -190,8 +190,8 @@ func (s *Store) Close() error {
 // schemaVersion is the user_version this Antler writes: 1 created the
 // tables, 2 added runs.token_usage, 3 runs.owner, 4 the message rows
 // checkpoints share (checkpoint_messages, checkpoints.messages and
-// checkpoints.pinned).
-const schemaVersion = 4
+// checkpoints.pinned), 5 the MCP background tasks (mcptasks.go).
+const schemaVersion = 5
 
 func (s *Store) migrate(ctx context.Context) error {
 	var v int
@@ -228,6 +228,9 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	if v < 4 {
 		stmts = append(stmts, schemaV4...)
+	}
+	if v < 5 {
+		stmts = append(stmts, schemaMCPTasks...)
 	}
 	stmts = append(stmts, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion))
 	for _, st := range stmts {
