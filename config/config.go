@@ -64,6 +64,9 @@ type Config struct {
 	InputPolish InputPolish `yaml:"input_polish"`
 	Suggestions Suggestions `yaml:"suggestions"`
 
+	// MCPTasks runs the durable MCP background tasks (mcp_tasks.go).
+	MCPTasks MCPTasks `yaml:"mcp_tasks"`
+
 	// TokenBudget is DeerFlow's per-run token budget of the lead agent
 	// (agent.TokenBudget), with DeerFlow's defaults: enabled false,
 	// max_tokens 200000, warn_threshold 0.8, hard_stop_threshold 1.0.
@@ -461,6 +464,7 @@ func Default() *Config {
 		TokenUsage:      TokenUsage{Enabled: true},
 		InputPolish:     defaultInputPolish(),
 		Suggestions:     defaultSuggestions(),
+		MCPTasks:        defaultMCPTasks(),
 		TokenBudget:     defaultLeadTokenBudget(),
 		Sandbox:         defaultSandbox(),
 		Skills:          defaultSkills(),

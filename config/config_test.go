@@ -68,7 +68,7 @@ func TestParseDeerFlowExample(t *testing.T) {
 	}
 	wantIgnored := []string{
 		"agent_storage", "channels",
-		"log_level", "logging", "max_recursion_limit", "mcp_tasks",
+		"log_level", "logging", "max_recursion_limit",
 		"run_events", "run_ownership", "scheduler",
 	}
 	if diff := cmp.Diff(wantIgnored, c.Ignored); diff != "" {

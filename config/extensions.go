@@ -481,7 +481,7 @@ func (x *extParser) decodeServerOptions(s *MCPServer, r rawServer, path string) 
 		}
 		s.Routing = rt
 	}
-	return nil
+	return x.validateTaskToolsets(s, path)
 }
 
 // validateServer checks that an enabled server has what its transport

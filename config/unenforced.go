@@ -64,7 +64,6 @@ func deerFlowSectionRules() []sectionRule {
 		{"log_level", nil, "DeerFlow's log level; use --log-level"},
 		{"logging", nil, "DeerFlow's log format and trace ids"},
 		{"max_recursion_limit", recursionBelowTurnCap, "a ceiling on the steps of a run; Antler stops a run after 50 model calls (about 100 LangGraph steps), so only a lower ceiling goes unenforced"},
-		{"mcp_tasks", nil, "polls long-running MCP tasks in the background; Antler runs no poller"},
 		{"middlewares", nonEmpty, "Python middlewares DeerFlow runs around every call, which may be guards; Antler cannot load Python classes"},
 		{"plugins", anyPluginEnabled, "extension packages that add middlewares, hooks and routes, which may be guards; Antler cannot load Python packages"},
 		{"run_events", nil, "where run events are stored; Antler stores them in its own store"},

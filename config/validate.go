@@ -42,6 +42,7 @@ func (p *parser) validate() {
 	p.validateTracing()
 	p.validateInputPolish()
 	p.validateSuggestions()
+	p.validateMCPTasks()
 
 	if cp := c.Skills.ContainerPath; !strings.HasPrefix(cp, "/") {
 		p.invalid("skills.container_path", "must be an absolute path, got %q", cp)
