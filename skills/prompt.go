@@ -114,3 +114,38 @@ var htmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
 // escape is Python's html.escape(s, quote=False).
 func escape(s string) string { return htmlEscaper.Replace(s) }
+
+//go:embed prompt_index.md
+var indexPromptText string
+
+var indexPromptTemplate = tmpl.MustParse("skills-index", indexPromptText)
+
+// RenderIndexPrompt renders the <skill_system> block of deferred skill
+// discovery (skills.deferred_discovery): the enabled, allowed skills by
+// name only in a <skill_index>, which describe_skill searches for their
+// metadata. Disabled skills are not named. The result is "" when no
+// skill is listed and self-evolution is off.
+func RenderIndexPrompt(skills []Skill, opts PromptOptions) string {
+	base := opts.ContainerPath
+	if base == "" {
+		base = vpath.DefaultSkillsContainerPath
+	}
+	names := NewCatalog(skills, opts.Allowlist).Names()
+	if len(names) == 0 && !opts.SkillEvolution {
+		return ""
+	}
+	for i, n := range names {
+		names[i] = escape(n)
+	}
+	evolution := ""
+	if opts.SkillEvolution {
+		evolution = evolutionText
+	}
+	var b strings.Builder
+	_ = indexPromptTemplate.Execute(&b, map[string]string{
+		"ContainerPath": base,
+		"Evolution":     evolution,
+		"Names":         strings.Join(names, ", "),
+	})
+	return b.String()
+}

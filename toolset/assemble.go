@@ -34,6 +34,10 @@ type Builtins struct {
 	ListUploadedFiles *tool.Tool
 	// SkillManage is added when skill_evolution is enabled.
 	SkillManage *tool.Tool
+	// DescribeSkill is added when skills.deferred_discovery is on: the
+	// prompt then names the skills only and the model fetches their
+	// metadata with it.
+	DescribeSkill *tool.Tool
 	// Task is added when Options.SubagentEnabled is set. The assembler
 	// that subagents use has none, so that they never delegate further.
 	Task *tool.Tool
@@ -128,6 +132,15 @@ type MCPSource interface {
 	Tools(ctx context.Context) ([]*tool.Tool, error)
 }
 
+// UserMCPSource is an MCPSource with per-user servers (*mcptools.Manager
+// implements it): ToolsFor returns the tools a run of user may bind (the
+// shared servers, the user's own, and shared servers served with the
+// user's credentials). Assemble uses it when Options.User is set.
+type UserMCPSource interface {
+	MCPSource
+	ToolsFor(ctx context.Context, user string) ([]*tool.Tool, error)
+}
+
 // ACPToolFactory builds the single invoke_acp_agent tool for the
 // configured acp_agents.
 type ACPToolFactory func(ctx context.Context, cfg *config.Config) (*tool.Tool, error)
@@ -203,6 +216,10 @@ type Options struct {
 	Groups []string
 	// IncludeMCP adds the MCP source's tools.
 	IncludeMCP bool
+	// User is the run's user: with an MCP source that implements
+	// UserMCPSource, the MCP tools are that user's (their own servers and
+	// credentials included); "" means the shared servers only.
+	User string
 	// ModelName picks the model whose supports_vision decides view_image;
 	// "" means the first configured model.
 	ModelName string
@@ -211,7 +228,7 @@ type Options struct {
 }
 
 func (o Options) equal(p Options) bool {
-	return o.Config == p.Config && o.IncludeMCP == p.IncludeMCP && o.ModelName == p.ModelName &&
+	return o.Config == p.Config && o.IncludeMCP == p.IncludeMCP && o.User == p.User && o.ModelName == p.ModelName &&
 		o.SubagentEnabled == p.SubagentEnabled && (o.Groups == nil) == (p.Groups == nil) &&
 		slices.Equal(o.Groups, p.Groups)
 }
@@ -245,7 +262,11 @@ func (a *Assembler) Assemble(ctx context.Context, opts Options) (*Toolset, error
 
 	var mcpTools []*tool.Tool
 	if opts.IncludeMCP && a.MCP != nil {
-		mcpTools, err = a.MCP.Tools(ctx)
+		if us, ok := a.MCP.(UserMCPSource); ok && opts.User != "" {
+			mcpTools, err = us.ToolsFor(ctx, opts.User)
+		} else {
+			mcpTools, err = a.MCP.Tools(ctx)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -382,6 +403,9 @@ func (a *Assembler) builtinTools(cfg *config.Config, opts Options) []*tool.Tool 
 	tools := []*tool.Tool{b.PresentFiles, b.AskClarification, b.ListUploadedFiles}
 	if cfg.SkillEvolution.Enabled {
 		tools = append(tools, b.SkillManage)
+	}
+	if cfg.Skills.DeferredDiscovery {
+		tools = append(tools, b.DescribeSkill)
 	}
 	if opts.SubagentEnabled {
 		tools = append(tools, b.Task)

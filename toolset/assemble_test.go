@@ -82,6 +82,12 @@ func withUploadTool(b toolset.Builtins) *toolset.Builtins {
 	return &b
 }
 
+// withDescribeSkill is b with describe_skill.
+func withDescribeSkill(b toolset.Builtins) *toolset.Builtins {
+	b.DescribeSkill = fakeTool("describe_skill")
+	return &b
+}
+
 type assembleCase struct {
 	name    string
 	config  string
@@ -172,6 +178,10 @@ func TestConditionalBuiltins(t *testing.T) {
 		{name: "skill_manage only with skill_evolution", config: baseConfig + "skill_evolution: {enabled: true}\n", want: []string{"present_files", "ask_clarification", "skill_manage"}},
 		{name: "task only with subagents", config: baseConfig, opts: toolset.Options{SubagentEnabled: true}, want: []string{"present_files", "ask_clarification", "task"}},
 		{name: "neither", config: baseConfig, want: []string{"present_files", "ask_clarification"}},
+		{name: "describe_skill only with skills.deferred_discovery", config: baseConfig + "skills: {deferred_discovery: true}\nskill_evolution: {enabled: true}\n",
+			builtins: withDescribeSkill(allBuiltins), want: []string{"present_files", "ask_clarification", "skill_manage", "describe_skill"}},
+		{name: "describe_skill not without deferred_discovery", config: baseConfig, builtins: withDescribeSkill(allBuiltins),
+			want: []string{"present_files", "ask_clarification"}},
 		{name: "list_uploaded_files always, before the conditional ones", config: baseConfig + "skill_evolution: {enabled: true}\n",
 			opts: toolset.Options{SubagentEnabled: true, ModelName: "eyes"}, builtins: withUploadTool(allBuiltins),
 			want: []string{"present_files", "ask_clarification", "list_uploaded_files", "skill_manage", "task", "view_image"}},
@@ -329,5 +339,46 @@ func TestAssemble_labelledMCPToolsAreNotCopied(t *testing.T) {
 	}
 	if _, ok := bare.Meta[tool.MetaSource]; ok {
 		t.Errorf("the source's own tool was changed")
+	}
+}
+
+// userMCP is an MCP source with per-user tools.
+type userMCP struct {
+	shared []*tool.Tool
+	users  map[string][]*tool.Tool
+}
+
+func (u *userMCP) Tools(context.Context) ([]*tool.Tool, error) { return u.shared, nil }
+
+func (u *userMCP) ToolsFor(_ context.Context, user string) ([]*tool.Tool, error) {
+	if t, ok := u.users[user]; ok {
+		return t, nil
+	}
+	return u.shared, nil
+}
+
+// A run's user gets the MCP tools of the user's view, and the cached
+// assembly of one user is never handed to another.
+func TestAssembleUserMCPTools(t *testing.T) {
+	cfg := mustConfig(t, baseConfig)
+	mcp := &userMCP{shared: []*tool.Tool{fakeTool("shared_a")},
+		users: map[string][]*tool.Tool{"alice": {fakeTool("shared_a"), fakeTool("alice_notes")}}}
+	a := &toolset.Assembler{Registry: fakeRegistry(nil), Env: &toolset.Env{Config: cfg}, MCP: mcp}
+	for _, tt := range []struct {
+		user string
+		want []string
+	}{
+		{"alice", []string{"shared_a", "alice_notes"}},
+		{"bob", []string{"shared_a"}},
+		{"alice", []string{"shared_a", "alice_notes"}},
+		{"", []string{"shared_a"}},
+	} {
+		ts, err := a.Assemble(t.Context(), toolset.Options{IncludeMCP: true, User: tt.user})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, ts.Names()); diff != "" {
+			t.Errorf("user %q (-want +got):\n%s", tt.user, diff)
+		}
 	}
 }

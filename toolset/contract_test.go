@@ -136,6 +136,7 @@ func contractTools(t *testing.T) ([]*tool.Tool, *toolset.Env) {
 		builtin.NewSetupAgent(agents, nil),
 		builtin.NewUpdateAgent(builtin.UpdateAgentOptions{Store: agents, Config: cfg}),
 		deferred.NewToolSearch(catalog, 0),
+		builtin.NewDescribeSkill(builtin.DescribeSkillOptions{Load: sk.Load}), // bound by skills.deferred_discovery
 	); len(skipped) > 0 {
 		t.Fatalf("tools already present: %v", skipped)
 	}
@@ -158,6 +159,7 @@ var contractSamples = map[string]tooltest.Sample{
 	"web_capture":       {Args: []byte(`{"url":"https://example.com/"}`)},
 	"shout":             {Args: []byte(`{}`)},
 	"present_files":     {Args: []byte(`{"filepaths":["/mnt/user-data/outputs/report.md"]}`), Live: true},
+	"describe_skill":    {Args: []byte(`{"name":"chart visualization"}`), Live: true},
 	"ask_clarification": {Args: []byte(`{"question":"Which one?","clarification_type":"missing_info"}`), Live: true},
 	"view_image":        {Args: []byte(`{"image_path":"/mnt/user-data/uploads/pixel.png"}`), Live: true},
 	"skill_manage":      {Args: []byte(`{"action":"delete","name":"no-such-skill"}`)},

@@ -162,7 +162,10 @@ func (a *app) wireToolSources(home string) error {
 	a.elicit = &elicitor{logger: a.logger}
 	a.mcp = mcptools.New(mcptools.Options{Extensions: a.extensionsSource(), Logger: a.logger,
 		OnStatus: a.mcpProgress.update, TracerProvider: a.telemetry.TracerProvider(),
-		Layout: a.layout, ElicitationHandler: a.elicit.handle})
+		Layout: a.layout, ElicitationHandler: a.elicit.handle,
+		// http servers that ask for authorization get each run's user's
+		// stored login (mcp_login.go); discovery uses --user's.
+		Authorizer: storedAuthorizer(home, a.logger), AuthUser: a.g.user})
 	a.onClose(a.mcp.Close)
 	a.observeMCP()
 
@@ -183,6 +186,10 @@ func (a *app) wireBuiltins(ctx context.Context) {
 		PresentFiles:     builtin.NewPresentFiles(a.layout),
 		AskClarification: builtin.AskClarification(),
 		ViewImage:        builtin.NewViewImage(a.layout),
+	}
+	if a.cfg.Skills.DeferredDiscovery {
+		a.builtins.DescribeSkill = builtin.NewDescribeSkill(builtin.DescribeSkillOptions{
+			Load: a.skills.Load, ContainerPath: a.cfg.Skills.ContainerPath})
 	}
 	if a.cfg.SkillEvolution.Enabled {
 		a.builtins.SkillManage = builtin.NewSkillManage(builtin.SkillManageOptions{

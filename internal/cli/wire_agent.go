@@ -133,8 +133,11 @@ func (a *app) skillsSection(ctx context.Context, user string, allowed []string) 
 	if len(all) == 0 {
 		return "", nil
 	}
-	return skills.RenderPrompt(all, skills.PromptOptions{Allowlist: allowed, ContainerPath: a.cfg.Skills.ContainerPath,
-		SkillEvolution: a.cfg.SkillEvolution.Enabled}), nil
+	opts := skills.PromptOptions{Allowlist: allowed, ContainerPath: a.cfg.Skills.ContainerPath, SkillEvolution: a.cfg.SkillEvolution.Enabled}
+	if a.cfg.Skills.DeferredDiscovery {
+		return skills.RenderIndexPrompt(all, opts), nil
+	}
+	return skills.RenderPrompt(all, opts), nil
 }
 
 // onlyWhenBound applies mw only to requests that bind the named tool: the
