@@ -16,14 +16,15 @@ import (
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/mcptools"
 	"github.com/antlerhq/antler/mcptools/mcpauth"
+	"github.com/antlerhq/antler/mcptools/mcpauth/mcpauthtest"
 	"github.com/antlerhq/antler/tool"
 )
 
-func serverEntry(a *authServer) config.MCPServer {
-	return config.MCPServer{Name: "remote", Enabled: true, Type: "http", URL: a.url()}
+func serverEntry(a *mcpauthtest.Server) config.MCPServer {
+	return config.MCPServer{Name: "remote", Enabled: true, Type: "http", URL: a.URL()}
 }
 
-func newManager(t *testing.T, a *authServer, az mcptools.Authorizer, authUser string) *mcptools.Manager {
+func newManager(t *testing.T, a *mcpauthtest.Server, az mcptools.Authorizer, authUser string) *mcptools.Manager {
 	t.Helper()
 	ext := &config.Extensions{MCPServers: map[string]config.MCPServer{"remote": serverEntry(a)}}
 	m := mcptools.New(mcptools.Options{Extensions: mcptools.Static(ext), Authorizer: az, AuthUser: authUser})
@@ -60,7 +61,7 @@ func call(t *testing.T, m *mcptools.Manager, user, name string) (string, bool) {
 
 // login runs Begin, follows the authorization URL as a browser would and
 // hands the redirect to the flow.
-func login(t *testing.T, a *authServer, st mcpauth.Store, user string, scopes ...string) {
+func login(t *testing.T, a *mcpauthtest.Server, st mcpauth.Store, user string, scopes ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -68,7 +69,7 @@ func login(t *testing.T, a *authServer, st mcpauth.Store, user string, scopes ..
 	if err != nil {
 		t.Fatalf("Begin: %v", err)
 	}
-	if f.State == "" || !strings.HasPrefix(f.URL, a.srv.URL+"/authorize?") {
+	if f.State == "" || !strings.HasPrefix(f.URL, a.Issuer()+"/authorize?") {
 		t.Fatalf("authorization URL %q, state %q", f.URL, f.State)
 	}
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -90,7 +91,7 @@ func login(t *testing.T, a *authServer, st mcpauth.Store, user string, scopes ..
 }
 
 func TestLogin_localAuthorizationServer(t *testing.T) {
-	a := newAuthServer(t)
+	a := mcpauthtest.New(t)
 	dir := t.TempDir()
 	st := mcpauth.FileStore{Dir: dir}
 	login(t, a, st, "alice")
@@ -99,7 +100,7 @@ func TestLogin_localAuthorizationServer(t *testing.T) {
 	if err != nil || rec == nil {
 		t.Fatalf("Load = %v, %v", rec, err)
 	}
-	if rec.ClientID != "client-1" || rec.TokenURL != a.srv.URL+"/token" || rec.URL != a.url() || rec.RefreshToken == "" {
+	if rec.ClientID != "client-1" || rec.TokenURL != a.Issuer()+"/token" || rec.URL != a.URL() || rec.RefreshToken == "" {
 		t.Errorf("record %v", rec)
 	}
 	if diff := cmp.Diff([]string{"read"}, rec.Scopes); diff != "" {
@@ -128,7 +129,7 @@ func TestLogin_localAuthorizationServer(t *testing.T) {
 }
 
 func TestLogin_serverThatDoesNotAsk(t *testing.T) {
-	a := newAuthServer(t)
+	a := mcpauthtest.New(t)
 	open := httptestMCP(t)
 	srv := serverEntry(a)
 	srv.URL = open
@@ -139,14 +140,14 @@ func TestLogin_serverThatDoesNotAsk(t *testing.T) {
 }
 
 func TestStored_loginRequired(t *testing.T) {
-	a := newAuthServer(t)
-	az := &mcpauth.Stored{Store: mcpauth.FileStore{Dir: t.TempDir()}, LoginHint: func(s string) string { return "run antler mcp login " + s }}
+	a := mcpauthtest.New(t)
+	az := &mcpauth.Stored{Store: mcpauth.FileStore{Dir: t.TempDir()}, LoginHint: func(s, _ string) string { return "run antler mcp login " + s }}
 	m := newManager(t, a, az, "alice")
 	got, isErr := call(t, m, "alice", "whoami")
 	if !isErr || !strings.Contains(got, "MCP server 'remote' needs authorization for user 'alice': run antler mcp login remote") {
 		t.Errorf("got %q (error %v), want the login hint", got, isErr)
 	}
-	if n, _ := a.counts(); n != 0 {
+	if n, _ := a.Counts(); n != 0 {
 		t.Errorf("%d authorization requests from a running agent, want none", n)
 	}
 }
@@ -163,17 +164,17 @@ func TestStored_refreshBeforeExpiry(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			a := newAuthServer(t)
+			a := mcpauthtest.New(t)
 			st := mcpauth.FileStore{Dir: t.TempDir()}
-			at, rt := a.issue("read")
-			old := &mcpauth.Record{URL: a.url(), ClientID: "client-1", TokenURL: a.srv.URL + "/token",
+			at, rt := a.Issue("read")
+			old := &mcpauth.Record{URL: a.URL(), ClientID: "client-1", TokenURL: a.Issuer() + "/token",
 				AccessToken: at, TokenType: "Bearer", RefreshToken: rt, Expiry: time.Now().Add(tc.expiresIn)}
 			if err := st.Save(context.Background(), "alice", "remote", old); err != nil {
 				t.Fatal(err)
 			}
 			m := newManager(t, a, &mcpauth.Stored{Store: st}, "alice")
 			got, isErr := call(t, m, "alice", "whoami")
-			_, grants := a.counts()
+			_, grants := a.Counts()
 			rec, _ := st.Load(context.Background(), "alice", "remote")
 			if !tc.wantRefresh {
 				if len(grants) != 0 || got != "whoami "+at || rec.AccessToken != at {
@@ -196,7 +197,7 @@ func TestStored_refreshBeforeExpiry(t *testing.T) {
 
 func TestStepUp(t *testing.T) {
 	t.Run("interactive flow asks for the challenged scope", func(t *testing.T) {
-		a := newAuthServer(t)
+		a := mcpauthtest.New(t)
 		st := mcpauth.FileStore{Dir: t.TempDir()}
 		az := &mcpauth.Interactive{Store: st, Fetch: mcpauth.AutoApprove(nil), RedirectURL: "http://127.0.0.1:9/cb"}
 		m := newManager(t, a, az, "alice")
@@ -204,12 +205,10 @@ func TestStepUp(t *testing.T) {
 		if isErr || !strings.HasPrefix(got, "admin at-") {
 			t.Fatalf("admin = %q (error %v)", got, isErr)
 		}
-		a.mu.Lock()
 		var scopes []string
-		for _, q := range a.authorizeQ {
+		for _, q := range a.AuthorizeQueries() {
 			scopes = append(scopes, q.Get("scope"))
 		}
-		a.mu.Unlock()
 		if diff := cmp.Diff([]string{"read", "read admin"}, scopes); diff != "" {
 			t.Errorf("scopes of the authorization requests (-want +got):\n%s", diff)
 		}
@@ -219,23 +218,23 @@ func TestStepUp(t *testing.T) {
 		}
 	})
 	t.Run("retry limit", func(t *testing.T) {
-		a := newAuthServer(t)
-		a.alwaysInsufficient = true
+		a := mcpauthtest.New(t)
+		a.AlwaysInsufficient = true
 		az := &mcpauth.Interactive{Store: mcpauth.FileStore{Dir: t.TempDir()}, Fetch: mcpauth.AutoApprove(nil), RedirectURL: "http://127.0.0.1:9/cb"}
 		m := newManager(t, a, az, "alice")
 		got, isErr := call(t, m, "alice", "admin")
 		if !isErr {
 			t.Errorf("admin = %q, want an error", got)
 		}
-		if n, _ := a.counts(); n != 2 {
+		if n, _ := a.Counts(); n != 2 {
 			t.Errorf("%d authorization requests, want 2 (the login, one step-up)", n)
 		}
 	})
 	t.Run("running agent is told to log in with the scope", func(t *testing.T) {
-		a := newAuthServer(t)
+		a := mcpauthtest.New(t)
 		st := mcpauth.FileStore{Dir: t.TempDir()}
 		login(t, a, st, "alice")
-		m := newManager(t, a, &mcpauth.Stored{Store: st, LoginHint: func(s string) string { return "log in again" }}, "alice")
+		m := newManager(t, a, &mcpauth.Stored{Store: st, LoginHint: func(string, string) string { return "log in again" }}, "alice")
 		got, isErr := call(t, m, "alice", "admin")
 		if !isErr || !strings.Contains(got, `needs more authorization (scope "read admin") for user 'alice'`) {
 			t.Errorf("admin = %q (error %v)", got, isErr)
@@ -249,7 +248,7 @@ func TestStepUp(t *testing.T) {
 }
 
 func TestTokensPerUser(t *testing.T) {
-	a := newAuthServer(t)
+	a := mcpauthtest.New(t)
 	st := mcpauth.FileStore{Dir: t.TempDir()}
 	login(t, a, st, "alice")
 	login(t, a, st, "bob")
@@ -258,7 +257,7 @@ func TestTokensPerUser(t *testing.T) {
 	if ra.AccessToken == rb.AccessToken {
 		t.Fatal("alice and bob were given the same token")
 	}
-	m := newManager(t, a, &mcpauth.Stored{Store: st, LoginHint: func(string) string { return "log in" }}, "alice")
+	m := newManager(t, a, &mcpauth.Stored{Store: st, LoginHint: func(string, string) string { return "log in" }}, "alice")
 	tests := []struct {
 		user      string
 		want      string

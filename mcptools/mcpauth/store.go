@@ -98,7 +98,8 @@ type FileStore struct {
 	Dir string
 }
 
-func (f FileStore) path(user, server string) (string, error) {
+// Path is the file of the record of user and server.
+func (f FileStore) Path(user, server string) (string, error) {
 	if f.Dir == "" {
 		return "", errors.New("mcpauth: FileStore has no directory")
 	}
@@ -112,7 +113,7 @@ func (f FileStore) path(user, server string) (string, error) {
 
 // Load reads the record of user and server.
 func (f FileStore) Load(_ context.Context, user, server string) (*Record, error) {
-	p, err := f.path(user, server)
+	p, err := f.Path(user, server)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +142,7 @@ func (f FileStore) Load(_ context.Context, user, server string) (*Record, error)
 // Save writes the record of user and server atomically (temporary file in
 // the same directory, then rename), readable by the owner only.
 func (f FileStore) Save(_ context.Context, user, server string, r *Record) error {
-	p, err := f.path(user, server)
+	p, err := f.Path(user, server)
 	if err != nil {
 		return err
 	}
@@ -172,7 +173,7 @@ func (f FileStore) Save(_ context.Context, user, server string, r *Record) error
 
 // Delete removes the record of user and server; a missing one is no error.
 func (f FileStore) Delete(_ context.Context, user, server string) error {
-	p, err := f.path(user, server)
+	p, err := f.Path(user, server)
 	if err != nil {
 		return err
 	}

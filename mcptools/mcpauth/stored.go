@@ -113,7 +113,7 @@ type Stored struct {
 	Refresh Refresh
 	// LoginHint says how user logs in to server, for LoginRequiredError;
 	// nil says "log in to the MCP server".
-	LoginHint func(server string) string
+	LoginHint func(server, user string) string
 }
 
 // OAuthHandler returns the handler of user's session with srv.
@@ -167,7 +167,7 @@ func (h *storedHandler) Authorize(_ context.Context, _ *http.Request, resp *http
 	}
 	hint := "log in to the MCP server"
 	if h.s.LoginHint != nil {
-		hint = h.s.LoginHint(h.srv.Name)
+		hint = h.s.LoginHint(h.srv.Name, h.user)
 	}
 	e := &LoginRequiredError{Server: h.srv.Name, User: h.user, Hint: hint}
 	if resp.StatusCode == http.StatusForbidden {

@@ -1,4 +1,8 @@
-package mcpauth_test
+// Package mcpauthtest is a local OAuth authorization server and the MCP
+// server it protects, for the tests of MCP authorization (mcptools/mcpauth,
+// the CLI's login command, the gateway's login routes). It serves on
+// 127.0.0.1 only and lives as long as its test.
+package mcpauthtest
 
 import (
 	"bytes"
@@ -19,21 +23,22 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// authServer is a local authorization server and the MCP server it
+// Server is a local authorization server and the MCP server it
 // protects, in one httptest server: protected resource metadata at the
 // path-aware well-known location, authorization server metadata, dynamic
 // registration, an authorization endpoint that approves at once, a token
 // endpoint (authorization_code with PKCE S256, refresh_token), and /mcp,
 // which wants a bearer token it issued and, for the tool "admin", the
 // scope "admin" (403 insufficient_scope otherwise).
-type authServer struct {
-	t   *testing.T
+type Server struct {
 	srv *httptest.Server
 
-	// expiresIn is the lifetime of issued access tokens in seconds.
-	expiresIn int
-	// alwaysInsufficient makes "admin" refuse every token (retry limit).
-	alwaysInsufficient bool
+	// ExpiresIn is the lifetime of issued access tokens in seconds (3600
+	// from New); set it before the first request.
+	ExpiresIn int
+	// AlwaysInsufficient makes "admin" refuse every token (retry limit);
+	// set it before the first request.
+	AlwaysInsufficient bool
 
 	mu         sync.Mutex
 	challenges map[string]string   // code -> S256 challenge
@@ -46,8 +51,9 @@ type authServer struct {
 	seen       []string     // bearer tokens /mcp accepted
 }
 
-func newAuthServer(t *testing.T) *authServer {
-	a := &authServer{t: t, expiresIn: 3600, challenges: map[string]string{}, codeScope: map[string]string{},
+// New starts the server on 127.0.0.1; it is closed when t ends.
+func New(t testing.TB) *Server {
+	a := &Server{ExpiresIn: 3600, challenges: map[string]string{}, codeScope: map[string]string{},
 		tokens: map[string][]string{}, refresh: map[string][]string{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", a.prm)
@@ -69,26 +75,30 @@ func newAuthServer(t *testing.T) *authServer {
 	return a
 }
 
-func (a *authServer) url() string { return a.srv.URL + "/mcp" }
+// URL is the protected MCP server's endpoint.
+func (a *Server) URL() string { return a.srv.URL + "/mcp" }
+
+// Issuer is the authorization server's issuer (its base URL).
+func (a *Server) Issuer() string { return a.srv.URL }
 
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-func (a *authServer) prm(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, map[string]any{"resource": a.url(), "authorization_servers": []string{a.srv.URL},
+func (a *Server) prm(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, map[string]any{"resource": a.URL(), "authorization_servers": []string{a.srv.URL},
 		"scopes_supported": []string{"read"}})
 }
 
-func (a *authServer) asm(w http.ResponseWriter, _ *http.Request) {
+func (a *Server) asm(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, map[string]any{"issuer": a.srv.URL, "authorization_endpoint": a.srv.URL + "/authorize",
 		"token_endpoint": a.srv.URL + "/token", "registration_endpoint": a.srv.URL + "/register",
 		"response_types_supported": []string{"code"}, "code_challenge_methods_supported": []string{"S256"},
 		"token_endpoint_auth_methods_supported": []string{"none"}})
 }
 
-func (a *authServer) register(w http.ResponseWriter, r *http.Request) {
+func (a *Server) register(w http.ResponseWriter, r *http.Request) {
 	var md map[string]any
 	_ = json.NewDecoder(r.Body).Decode(&md)
 	md["client_id"] = "client-1"
@@ -97,7 +107,7 @@ func (a *authServer) register(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, md)
 }
 
-func (a *authServer) authorize(w http.ResponseWriter, r *http.Request) {
+func (a *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	a.mu.Lock()
 	a.n++
@@ -106,7 +116,7 @@ func (a *authServer) authorize(w http.ResponseWriter, r *http.Request) {
 	a.codeScope[code] = q.Get("scope")
 	a.authorizeQ = append(a.authorizeQ, q)
 	a.mu.Unlock()
-	if q.Get("code_challenge_method") != "S256" || q.Get("resource") != a.url() {
+	if q.Get("code_challenge_method") != "S256" || q.Get("resource") != a.URL() {
 		http.Error(w, "want PKCE S256 and the resource parameter", http.StatusBadRequest)
 		return
 	}
@@ -118,7 +128,7 @@ func (a *authServer) authorize(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, back.String(), http.StatusFound)
 }
 
-func (a *authServer) token(w http.ResponseWriter, r *http.Request) {
+func (a *Server) token(w http.ResponseWriter, r *http.Request) {
 	_ = r.ParseForm()
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -151,12 +161,12 @@ func (a *authServer) token(w http.ResponseWriter, r *http.Request) {
 	a.n++
 	at, rt := fmt.Sprintf("at-%d", a.n), fmt.Sprintf("rt-%d", a.n)
 	a.tokens[at], a.refresh[rt] = scopes, scopes
-	writeJSON(w, map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": a.expiresIn,
+	writeJSON(w, map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": a.ExpiresIn,
 		"refresh_token": rt, "scope": strings.Join(scopes, " ")})
 }
 
-// issue makes an access and refresh token as if a login had happened.
-func (a *authServer) issue(scopes ...string) (access, refresh string) {
+// Issue makes an access and refresh token as if a login had happened.
+func (a *Server) Issue(scopes ...string) (access, refresh string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.n++
@@ -165,7 +175,7 @@ func (a *authServer) issue(scopes ...string) (access, refresh string) {
 	return access, refresh
 }
 
-func (a *authServer) protect(next http.Handler) http.Handler {
+func (a *Server) protect(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		challenge := fmt.Sprintf(`Bearer resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, a.srv.URL)
 		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -189,7 +199,7 @@ func (a *authServer) protect(next http.Handler) http.Handler {
 			} `json:"params"`
 		}
 		_ = json.Unmarshal(body, &msg)
-		if msg.Method == "tools/call" && msg.Params.Name == "admin" && (a.alwaysInsufficient || !slices.Contains(scopes, "admin")) {
+		if msg.Method == "tools/call" && msg.Params.Name == "admin" && (a.AlwaysInsufficient || !slices.Contains(scopes, "admin")) {
 			w.Header().Set("WWW-Authenticate", challenge+`, error="insufficient_scope", scope="read admin"`)
 			http.Error(w, "forbidden", http.StatusForbidden)
 			return
@@ -198,8 +208,24 @@ func (a *authServer) protect(next http.Handler) http.Handler {
 	})
 }
 
-func (a *authServer) counts() (authorizations int, grants []string) {
+// Counts returns the number of authorization requests and the grant_type
+// of each token request so far.
+func (a *Server) Counts() (authorizations int, grants []string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return len(a.authorizeQ), slices.Clone(a.grants)
+}
+
+// AuthorizeQueries returns the query of each authorization request so far.
+func (a *Server) AuthorizeQueries() []url.Values {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.authorizeQ)
+}
+
+// Seen returns the bearer tokens the MCP endpoint accepted so far.
+func (a *Server) Seen() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.seen)
 }
