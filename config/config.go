@@ -67,6 +67,9 @@ type Config struct {
 	// MCPTasks runs the durable MCP background tasks (mcp_tasks.go).
 	MCPTasks MCPTasks `yaml:"mcp_tasks"`
 
+	// Scheduler runs DeerFlow's scheduled tasks (scheduler.go).
+	Scheduler Scheduler `yaml:"scheduler"`
+
 	// TokenBudget is DeerFlow's per-run token budget of the lead agent
 	// (agent.TokenBudget), with DeerFlow's defaults: enabled false,
 	// max_tokens 200000, warn_threshold 0.8, hard_stop_threshold 1.0.
@@ -155,6 +158,10 @@ type ToolSearch struct {
 	// wins over the server's defer and the section's; tool_search itself
 	// cannot be named.
 	Tools map[string]string `yaml:"tools"`
+	// Embeddings turns on hybrid search: dense ranks from an
+	// OpenAI-compatible embeddings endpoint fused with the lexical ones
+	// (Antler's own; off when its model is unset).
+	Embeddings ToolSearchEmbeddings `yaml:"embeddings"`
 }
 
 // ToolOutput is the tool_output section, DeerFlow's tool output budget
@@ -465,6 +472,7 @@ func Default() *Config {
 		InputPolish:     defaultInputPolish(),
 		Suggestions:     defaultSuggestions(),
 		MCPTasks:        defaultMCPTasks(),
+		Scheduler:       defaultScheduler(),
 		TokenBudget:     defaultLeadTokenBudget(),
 		Sandbox:         defaultSandbox(),
 		Skills:          defaultSkills(),

@@ -69,7 +69,7 @@ func TestParseDeerFlowExample(t *testing.T) {
 	wantIgnored := []string{
 		"agent_storage", "channels",
 		"log_level", "logging", "max_recursion_limit",
-		"run_events", "run_ownership", "scheduler",
+		"run_events", "run_ownership",
 	}
 	if diff := cmp.Diff(wantIgnored, c.Ignored); diff != "" {
 		t.Errorf("Ignored (-want +got):\n%s", diff)
@@ -474,9 +474,9 @@ sandbox:
 }
 
 func TestIgnoredSections(t *testing.T) {
-	src := "scheduler:\n  enabled: true\n  token: $UNSET\nstream_bridge: null\nlog_level: debug\n"
+	src := "run_events:\n  backend: db\n  token: $UNSET\nstream_bridge: null\nlog_level: debug\n"
 	c := mustParse(t, src, nil)
-	if diff := cmp.Diff([]string{"log_level", "scheduler", "stream_bridge"}, c.Ignored); diff != "" {
+	if diff := cmp.Diff([]string{"log_level", "run_events", "stream_bridge"}, c.Ignored); diff != "" {
 		t.Errorf("Ignored (-want +got):\n%s", diff)
 	}
 }

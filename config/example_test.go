@@ -16,8 +16,8 @@ models:
     temperature: 0.2
 sandbox:
   use: deerflow.sandbox.local:LocalSandboxProvider
-scheduler:
-  enabled: true
+run_events:
+  backend: db
 `)
 	env := func(name string) (string, bool) {
 		if name == "OPENAI_API_KEY" {
@@ -40,6 +40,6 @@ scheduler:
 	// Output:
 	// gpt-4o sk-test 0.2
 	// host bash: false
-	// ignored: [scheduler]
+	// ignored: [run_events]
 	// config.yaml:6: models[0].api_key: environment variable OPENAI_API_KEY is not set
 }

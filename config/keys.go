@@ -31,7 +31,7 @@ func sectionKind(name string) int {
 func implementedSections() []string {
 	return []string{
 		"acp_agents", "agents_api", "allow_unenforced", "authorization", "config_version", "database", "gateway", "guardrails", "input_polish", "loop_detection", "mcp_tasks", "memory", "models",
-		"read_before_write", "safety_finish_reason", "sandbox", "skill_evolution", "skill_scan", "skills",
+		"read_before_write", "safety_finish_reason", "sandbox", "scheduler", "skill_evolution", "skill_scan", "skills",
 		"subagents", "suggestions", "summarization", "title", "token_budget", "token_usage", "tool_groups", "tool_output", "tool_policy", "tool_progress", "tool_search", "tools", "tracing", "uploads",
 	}
 }
@@ -44,7 +44,7 @@ func deerFlowSections() []string {
 		"channels", "checkpointer", "circuit_breaker", "dedupe_storage", "extensions",
 		"llm_call", "log_level", "logging",
 		"max_recursion_limit", "middlewares", "plugins",
-		"run_events", "run_ownership", "scheduler",
+		"run_events", "run_ownership",
 		"stream_bridge",
 	}
 }

@@ -68,7 +68,6 @@ func deerFlowSectionRules() []sectionRule {
 		{"plugins", anyPluginEnabled, "extension packages that add middlewares, hooks and routes, which may be guards; Antler cannot load Python packages"},
 		{"run_events", nil, "where run events are stored; Antler stores them in its own store"},
 		{"run_ownership", nil, "leases of runs between DeerFlow workers; Antler's replicas lease runs in their own store"},
-		{"scheduler", nil, "runs scheduled tasks in the background; Antler runs none"},
 		{"stream_bridge", nil, "how live events reach other workers; Antler streams from its own store"},
 	}
 }

@@ -46,7 +46,7 @@ func TestIgnoredSections_restrictsAsSet(t *testing.T) {
 		{"an enabled plugin restricts", "plugins:\n  - name: x\n    use: x:install\n", true},
 		{"disabled plugins do not", "plugins:\n  - name: x\n    use: x:install\n    enabled: false\n", false},
 		{"middlewares restrict", "middlewares:\n  - my.mod:Guard\n", true},
-		{"scheduler does not", "scheduler:\n  enabled: true\n", false},
+		{"run_events does not", "run_events:\n  backend: db\n", false},
 		{"channels do not", "channels:\n  slack:\n    enabled: true\n", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -64,7 +64,7 @@ func TestIgnoredSections_restrictsAsSet(t *testing.T) {
 // TestUnenforcedError_namesFileLineSectionAndWhy is the refusal: a set
 // restrictive section is a *Error with its place and reason.
 func TestUnenforcedError_namesFileLineSectionAndWhy(t *testing.T) {
-	c := mustParse(t, "models: []\nauth:\n  local: {}\nscheduler:\n  enabled: true\n", anyEnv)
+	c := mustParse(t, "models: []\nauth:\n  local: {}\nrun_events:\n  backend: db\n", anyEnv)
 	err := c.UnenforcedError()
 	var ce *Error
 	if !errors.As(err, &ce) {
@@ -74,7 +74,7 @@ func TestUnenforcedError_namesFileLineSectionAndWhy(t *testing.T) {
 		!strings.Contains(ce.Msg, "allow_unenforced") {
 		t.Errorf("error = %v", ce)
 	}
-	if strings.Contains(err.Error(), "scheduler") {
+	if strings.Contains(err.Error(), "run_events") {
 		t.Errorf("a section that does not restrict is refused: %v", err)
 	}
 }

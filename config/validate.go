@@ -43,6 +43,7 @@ func (p *parser) validate() {
 	p.validateInputPolish()
 	p.validateSuggestions()
 	p.validateMCPTasks()
+	p.validateScheduler()
 
 	if cp := c.Skills.ContainerPath; !strings.HasPrefix(cp, "/") {
 		p.invalid("skills.container_path", "must be an absolute path, got %q", cp)

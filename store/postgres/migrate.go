@@ -103,6 +103,8 @@ var migrations = []string{
 	ALTER TABLE antler_checkpoints ADD COLUMN pinned boolean NOT NULL DEFAULT false;`,
 	// 6: the MCP background tasks (mcptasks.go).
 	migrationMCPTasks,
+	// 7: scheduled tasks and their runs (scheduled_tasks.go).
+	migrationScheduledTasks,
 }
 
 // migrate applies the missing migrations in one transaction that holds an

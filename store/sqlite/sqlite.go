@@ -190,8 +190,9 @@ func (s *Store) Close() error {
 // schemaVersion is the user_version this Antler writes: 1 created the
 // tables, 2 added runs.token_usage, 3 runs.owner, 4 the message rows
 // checkpoints share (checkpoint_messages, checkpoints.messages and
-// checkpoints.pinned), 5 the MCP background tasks (mcptasks.go).
-const schemaVersion = 5
+// checkpoints.pinned), 5 the MCP background tasks (mcptasks.go), 6 the
+// scheduled tasks and their runs (scheduled_tasks.go).
+const schemaVersion = 6
 
 func (s *Store) migrate(ctx context.Context) error {
 	var v int
@@ -231,6 +232,9 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	if v < 5 {
 		stmts = append(stmts, schemaMCPTasks...)
+	}
+	if v < 6 {
+		stmts = append(stmts, schemaScheduledTasks...)
 	}
 	stmts = append(stmts, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion))
 	for _, st := range stmts {
