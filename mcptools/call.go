@@ -24,6 +24,9 @@ import (
 // call runs one tool call on server (by name, so that a tool bound before
 // a configuration change reaches the current runtime).
 func (m *Manager) call(ctx context.Context, call *tool.Call, serverName, rawName string, args json.RawMessage) (*tool.Result, error) {
+	if r := m.notOwner(call, serverName); r != nil {
+		return r, nil
+	}
 	s := m.lookup(serverName)
 	if s == nil || !s.cfg.Enabled || s.cfg.Err != nil {
 		return tool.Errorf("MCP server '%s' is not configured or not enabled", serverName), nil

@@ -153,6 +153,14 @@ type Options struct {
 	// The control session of a server (discovery, calls without a
 	// thread) is never affected.
 	Layout *vpath.Layout
+	// UserFiles, if set, gives each user the own MCP servers and the
+	// credentials for shared servers of the user's file (ToolsFor,
+	// users.go); nil means every user sees the shared servers only.
+	UserFiles UserFiles
+	// MaxUserViews bounds the users whose own servers are kept open at
+	// once; opening one more closes the least recently used (its
+	// sessions close once their calls end). 0 means 256.
+	MaxUserViews int
 }
 
 // Manager owns the MCP sessions of one Antler process and serves their
@@ -186,6 +194,16 @@ type Manager struct {
 	servers map[string]*server // guarded by mu; by name
 	tools   []*tool.Tool       // guarded by mu; last built list
 	stale   bool               // guarded by mu; tools must be rebuilt
+
+	// owner is the user of a user's view (users.go), "" for the shared
+	// Manager; sharedPool is set for a view, whose pool is its parent's
+	// (Close then removes only its own sessions). Both immutable.
+	owner      string
+	sharedPool bool
+
+	usersMu     sync.Mutex
+	users       map[string]*userView // guarded by usersMu; by user
+	usersClosed bool                 // guarded by usersMu
 }
 
 // New returns a Manager. It does not connect to anything until Tools,
@@ -449,6 +467,7 @@ func (m *Manager) Reset() {
 		m.pool.removeServer(s)
 	}
 	m.ext, m.servers, m.tools, m.stale = nil, nil, nil, true
+	m.closeUserViews(false)
 }
 
 // Close stops discovery in progress, closes every session (stdio servers
@@ -464,8 +483,16 @@ func (m *Manager) Close() error {
 		return nil
 	}
 	m.closed = true
+	servers := slices.Collect(maps.Values(m.servers))
 	m.mu.Unlock()
-	m.pool.closeAll()
+	if m.sharedPool {
+		for _, s := range servers {
+			m.pool.removeServer(s)
+		}
+	} else {
+		m.pool.closeAll()
+	}
+	m.closeUserViews(true)
 	m.bgMu.Lock()
 	m.bgClosed = true
 	m.bgMu.Unlock()
