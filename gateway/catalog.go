@@ -10,6 +10,7 @@ import (
 	"github.com/antlerhq/antler/agent"
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/customagent"
+	"github.com/antlerhq/antler/mcptools"
 	"github.com/antlerhq/antler/toolset"
 )
 
@@ -74,6 +75,11 @@ type toolJSON struct {
 	Deferred    bool            `json:"deferred"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"input_schema"`
+	// Annotations are an MCP tool's title and the hints its server
+	// stated (readOnlyHint, destructiveHint, idempotentHint,
+	// openWorldHint); absent for other tools and for MCP tools that
+	// state none.
+	Annotations *mcptools.Annotations `json:"annotations,omitempty"`
 }
 
 // listTools is GET /api/tools[?model=&groups=a,b&subagents=1&no_mcp=1&agent=&bootstrap=1]:
@@ -134,7 +140,7 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request, u *principal)
 			schema = json.RawMessage(`{"type":"object"}`)
 		}
 		out = append(out, toolJSON{Name: e.Tool.Name, Source: e.Source, Group: e.Group, Deferred: e.Deferred,
-			Description: e.Tool.Description, InputSchema: schema})
+			Description: e.Tool.Description, InputSchema: schema, Annotations: mcptools.AnnotationsOf(e.Tool.Meta)})
 	}
 	writeJSON(w, http.StatusOK, out)
 }

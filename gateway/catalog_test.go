@@ -1,11 +1,17 @@
 package gateway_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/antlerhq/antler/config"
 )
 
 // TestListTools_badAgentArgumentIs422: an agent argument that is not an
@@ -49,5 +55,46 @@ func TestListTools_badAgentArgumentIs422(t *testing.T) {
 				t.Errorf("detail %q does not name the agent argument and its rule", out.Detail)
 			}
 		})
+	}
+}
+
+// TestListTools_mcpAnnotations: GET /api/tools keeps each MCP tool's
+// title and the hints its server stated, as `tools list --json` shows
+// them; a hint left out stays absent, and a tool stating none has no
+// annotations key.
+func TestListTools_mcpAnnotations(t *testing.T) {
+	no, yes := false, true
+	srv := mcp.NewServer(&mcp.Implementation{Name: "ann", Version: "1"}, nil)
+	handler := func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{}, nil, nil
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "look", Description: "Looks.", Title: "Look around",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}}, handler)
+	mcp.AddTool(srv, &mcp.Tool{Name: "wipe", Description: "Wipes.",
+		Annotations: &mcp.ToolAnnotations{Title: "Wipe it", DestructiveHint: &yes, IdempotentHint: true}}, handler)
+	mcp.AddTool(srv, &mcp.Tool{Name: "plain", Description: "States nothing."}, handler)
+	dial := func(ctx context.Context, s config.MCPServer) (mcp.Transport, error) {
+		ct, st := mcp.NewInMemoryTransports()
+		if _, err := srv.Connect(ctx, st, nil); err != nil {
+			return nil, err
+		}
+		return ct, nil
+	}
+	e := newEnv(t, envOptions{dial: dial, extensions: `{"mcpServers": {"ann": {"enabled": true, "type": "http", "url": "http://127.0.0.1:1/unused"}}, "skills": {}}`})
+	var tools []map[string]any
+	e.json("GET", "/api/tools", "", nil, 200, &tools)
+	got := map[string]any{}
+	for _, tl := range tools {
+		if name := tl["name"].(string); strings.HasPrefix(name, "ann_") {
+			got[name] = tl["annotations"]
+		}
+	}
+	want := map[string]any{
+		"ann_look":  map[string]any{"title": "Look around", "readOnlyHint": true, "idempotentHint": false, "openWorldHint": false},
+		"ann_wipe":  map[string]any{"title": "Wipe it", "readOnlyHint": false, "destructiveHint": true, "idempotentHint": true},
+		"ann_plain": nil,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("annotations by tool (-want +got):\n%s", diff)
 	}
 }
