@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -101,6 +102,12 @@ type envOptions struct {
 	memoryModel model.ChatModel
 	// telemetry records the gateway's spans (nil: none).
 	telemetry *telemetry.Recorder
+	// elicit makes the MCP servers' elicitation requests reach the
+	// gateway (Server.Elicit), as `antler serve` wires them, through a
+	// real mcptools.Manager reading the extensions file.
+	elicit bool
+	// gateway adjusts the gateway's options before New (nil: none).
+	gateway func(*gateway.Options)
 }
 
 // newEnv starts a gateway on 127.0.0.1 with a real SQLite store under a
@@ -163,8 +170,15 @@ func newEnv(t *testing.T, o envOptions) *env {
 		asm.Builtins.Task = builtin.NewTask(o.task) // before its first use
 	}
 	resets := &resetCounter{}
-	if o.dial != nil {
-		mgr := mcptools.New(mcptools.Options{Extensions: extCache, Dial: o.dial})
+	var elicitTo atomic.Pointer[gateway.Server]
+	if o.dial != nil || o.elicit {
+		mo := mcptools.Options{Extensions: extCache, Dial: o.dial}
+		if o.elicit {
+			mo.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return elicitTo.Load().Elicit(ctx, req)
+			}
+		}
+		mgr := mcptools.New(mo)
 		t.Cleanup(func() { mgr.Close() })
 		asm.MCP = mgr
 		resets.next = mgr
@@ -173,14 +187,19 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw, err := gateway.New(gateway.Options{Memory: mem,
+	gopts := gateway.Options{Memory: mem,
 		Config: cfg, Store: st, Layout: layout, Agents: agents, Skills: sk,
 		Factory:        agent.FactoryOptions{Assembler: asm, Agents: agent.CustomAgents(agents), ToolMiddlewares: o.toolMiddlewares},
 		ExtensionsPath: extPath, MCP: resets, Tokens: o.tokens, Authorizer: o.authz, Telemetry: o.telemetry,
-	})
+	}
+	if o.gateway != nil {
+		o.gateway(&gopts)
+	}
+	gw, err := gateway.New(gopts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	elicitTo.Store(gw)
 	srv := httptest.NewServer(gw.Handler())
 	t.Cleanup(func() {
 		srv.Close()

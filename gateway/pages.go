@@ -42,6 +42,7 @@ func (s *Server) messagesPage(w http.ResponseWriter, r *http.Request, u *princip
 		s.internal(w, "cannot read the thread state", err)
 		return
 	}
+	msgs = append(msgs, s.pendingCards(th.ID)...) // MCP questions waiting (elicit.go)
 	end := len(msgs) // exclusive index of the page's last row
 	if v := r.URL.Query().Get("before_seq"); v != "" {
 		n, err := strconv.Atoi(v)

@@ -96,6 +96,9 @@ func (s *Server) streamRun(w http.ResponseWriter, r *http.Request, u *principal)
 			msgs = append(msgs, prepareInput(m))
 		}
 	}
+	if s.answerElicitation(w, r, u, tid, &req, msgs) {
+		return
+	}
 	rc := req.runContext()
 	agentName := ctxString(rc, "agent_name")
 	th, status := s.threadForRun(r.Context(), u, tid, agentName, req.IfNotExists != "reject")
@@ -317,7 +320,7 @@ func (s *Server) onCheckpoint(cp *store.Checkpoint) {
 	if rn == nil || rn.modes&modeValues == 0 {
 		return
 	}
-	rn.emit("values", stateValues(cp.State))
+	rn.emitValues(stateValues(cp.State))
 }
 
 // startSSE sends the headers of a run's event stream (with the
@@ -341,10 +344,25 @@ func startSSE(w http.ResponseWriter, threadID, runID string) *http.ResponseContr
 // the run ends or the client goes away (which cancels the run when
 // cancelOnDisconnect is set).
 func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, rn *run, after int, cancelOnDisconnect bool) {
+	s.serveStreamFrom(w, r, rn, after, cancelOnDisconnect, nil)
+}
+
+// serveStreamFrom is serveStream with a first frame written before the
+// run's own (nil for none). A stream that has sent every frame while the
+// run waits for the human's answer to an MCP server's question ends
+// with an end frame and leaves the run going (elicit.go): the answer
+// follows as a new request.
+func (s *Server) serveStreamFrom(w http.ResponseWriter, r *http.Request, rn *run, after int, cancelOnDisconnect bool, first []byte) {
 	rc := startSSE(w, rn.threadID, rn.id)
 	beat := time.NewTicker(s.heartbeat)
 	defer beat.Stop()
 	next := max(after, 0)
+	if first != nil {
+		if _, err := w.Write(first); err != nil {
+			s.disconnected(rn, cancelOnDisconnect)
+			return
+		}
+	}
 	for {
 		frames, done, wake := rn.read(next)
 		for _, f := range frames {
@@ -362,6 +380,11 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, rn *run, af
 			beat.Reset(s.heartbeat)
 		}
 		if done {
+			return
+		}
+		if rn.suspend(next) {
+			_, _ = w.Write([]byte("event: end\ndata: null\n\n"))
+			_ = rc.Flush()
 			return
 		}
 		select {

@@ -111,6 +111,13 @@ type Options struct {
 	// Authorizer filters the tools; the gateway sets it to this one when
 	// it is nil.
 	Authorizer *authz.Authorizer
+	// ElicitationTimeout bounds the wait for the human's answer to an
+	// MCP server's question (Server.Elicit); the server then gets
+	// "cancel". 0 means 5 minutes.
+	ElicitationTimeout time.Duration
+	// MaxElicitationsPerRun bounds the MCP servers' questions waiting
+	// for the human in one run; more are declined. 0 means 4.
+	MaxElicitationsPerRun int
 }
 
 // Server serves the gateway API. Create it with New, serve Handler, and
@@ -141,6 +148,13 @@ type Server struct {
 	extMu sync.Mutex // held for every read-modify-write of the extensions file
 
 	visible visibleCache // rebuilt histories of summarised threads (messages page)
+
+	// MCP servers' questions waiting for the human (elicit.go).
+	elicitTimeout time.Duration // immutable after New
+	maxElicits    int           // immutable after New
+	elicitMu      sync.Mutex
+	elicits       map[string]*elicitation // guarded by elicitMu; by request id
+	elicitSeq     uint64                  // guarded by elicitMu
 }
 
 // New checks opts and returns a Server.
@@ -169,6 +183,10 @@ func New(opts Options) (*Server, error) {
 		heartbeat: cmp.Or(opts.Heartbeat, defaultHeartbeat),
 		maxBody:   cmp.Or(opts.MaxBodyBytes, defaultMaxBodyBytes),
 		runs:      map[string]*run{},
+
+		elicitTimeout: cmp.Or(opts.ElicitationTimeout, defaultElicitationTimeout),
+		maxElicits:    cmp.Or(opts.MaxElicitationsPerRun, defaultMaxElicitations),
+		elicits:       map[string]*elicitation{},
 	}
 	if s.locks == nil {
 		s.locks = newLocalRunLocks()

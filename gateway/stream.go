@@ -75,6 +75,14 @@ type run struct {
 	cancelled bool          // guarded by mu: cancelled by a request or Close
 	reason    agent.StopReason
 
+	// MCP elicitations waiting for the human (elicit.go), all guarded
+	// by mu: the pending cards, oldest first; how many frames a stream
+	// had sent when it last suspended for them; the payload of the last
+	// values frame, which a card's values frame extends.
+	asking      []askingCard
+	suspendedAt int
+	values      map[string]any
+
 	// msgID is the id of the assistant message being streamed, set by
 	// the model middleware before each model call.
 	msgID atomic.Pointer[string]
@@ -93,15 +101,21 @@ func newRun(id, threadID, userID string, modes streamMode, cancel context.Cancel
 
 // emit appends one frame with a single-line JSON payload.
 func (r *run) emit(event string, data any) {
-	payload, err := json.Marshal(data)
-	if err != nil {
-		payload, _ = json.Marshal(map[string]any{"message": "cannot encode " + event + " event: " + err.Error(), "name": "EncodeError"})
-		event = "error"
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.done {
 		return
+	}
+	r.appendLocked(event, data)
+	r.wakeLocked()
+}
+
+// appendLocked appends one frame; the caller wakes the readers.
+func (r *run) appendLocked(event string, data any) {
+	payload, err := json.Marshal(data)
+	if err != nil {
+		payload, _ = json.Marshal(map[string]any{"message": "cannot encode " + event + " event: " + err.Error(), "name": "EncodeError"})
+		event = "error"
 	}
 	var b bytes.Buffer
 	b.Grow(len(event) + len(payload) + 32)
@@ -113,6 +127,10 @@ func (r *run) emit(event string, data any) {
 	b.WriteString(strconv.Itoa(len(r.frames) + 1))
 	b.WriteString("\n\n")
 	r.frames = append(r.frames, b.Bytes())
+}
+
+// wakeLocked tells the readers that something changed.
+func (r *run) wakeLocked() {
 	close(r.wake)
 	r.wake = make(chan struct{})
 }

@@ -293,8 +293,12 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request, u *principal) {
 		return
 	}
 	out := make([]any, 0, len(cps))
-	for _, cp := range cps {
-		out = append(out, checkpointJSON(cp))
+	for i, cp := range cps {
+		entry := checkpointJSON(cp)
+		if i == 0 && len(body.Before) == 0 { // the newest: with the MCP questions waiting (elicit.go)
+			entry["values"] = s.withPendingCards(th.ID, entry["values"].(map[string]any))
+		}
+		out = append(out, entry)
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -338,7 +342,9 @@ func (s *Server) getState(w http.ResponseWriter, r *http.Request, u *principal) 
 	case err != nil:
 		s.internal(w, "cannot read the thread state", err)
 	default:
-		writeJSON(w, http.StatusOK, checkpointJSON(cp))
+		out := checkpointJSON(cp)
+		out["values"] = s.withPendingCards(th.ID, out["values"].(map[string]any))
+		writeJSON(w, http.StatusOK, out)
 	}
 }
 

@@ -105,6 +105,9 @@ func (m *Manager) callSession(ctx context.Context, call *tool.Call, s *server, s
 	}
 	m.spool.begin()
 	defer m.spool.end()
+	if call != nil && m.opts.ElicitationHandler != nil {
+		defer m.asking.add(e.sess.cs, call, cctx.Done())()
+	}
 	r, err := m.callTraced(cctx, e.sess.cs, s, params)
 	if err == nil {
 		if err := m.spool.takeResult(r); err != nil {

@@ -11,9 +11,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/antlerhq/antler/tool"
 )
 
 // This file is what a client of elicitation/create needs to ask a human:
@@ -40,17 +43,117 @@ func ElicitationServer(ctx context.Context) string {
 	return s
 }
 
+type elicitCallKey struct{}
+
+// ElicitationCall is the tool call that the elicitation/create request
+// of the handler's ctx belongs to, or nil when no call, or calls of
+// more than one run, are in flight on the asking session (the MCP
+// protocol does not say which request an elicitation serves, so a
+// session shared by several runs' calls cannot be attributed). When
+// several calls of one run are in flight the returned call is a copy
+// with no ID. The handler's ctx is cancelled once the call ends (its
+// run cancelled, its timeout reached).
+func ElicitationCall(ctx context.Context) *tool.Call {
+	c, _ := ctx.Value(elicitCallKey{}).(*tool.Call)
+	return c
+}
+
 // elicitationHandler wraps the Options' handler for the server called
-// name: its ctx tells the server (ElicitationServer). nil stays nil, so
-// that the capability is advertised only when a handler is set.
+// name: its ctx tells the server (ElicitationServer) and, when one run's
+// calls are in flight on the session, the call (ElicitationCall). nil
+// stays nil, so that the capability is advertised only when a handler is
+// set.
 func (m *Manager) elicitationHandler(name string) func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	h := m.opts.ElicitationHandler
 	if h == nil {
 		return nil
 	}
 	return func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-		return h(context.WithValue(ctx, elicitServerKey{}, name), req)
+		ctx = context.WithValue(ctx, elicitServerKey{}, name)
+		call, done := m.asking.attribute(req.Session)
+		if call == nil {
+			return h(ctx, req)
+		}
+		ctx, cancel := context.WithCancel(context.WithValue(ctx, elicitCallKey{}, call))
+		defer cancel()
+		answered := make(chan struct{})
+		defer close(answered)
+		go func() { // cancel once every call of the run has ended
+			for _, d := range done {
+				select {
+				case <-d:
+				case <-answered:
+					return
+				}
+			}
+			cancel()
+		}()
+		return h(ctx, req)
 	}
+}
+
+// callRegistry holds the tool calls in flight by session, so that an
+// elicitation a session receives can be attributed to its call.
+type callRegistry struct {
+	mu    sync.Mutex
+	calls map[*mcp.ClientSession][]inFlight // guarded by mu
+	next  uint64                            // guarded by mu
+}
+
+type inFlight struct {
+	id   uint64
+	call *tool.Call
+	done <-chan struct{}
+}
+
+// add records call in flight on cs until the returned remove; done is
+// closed when the call ends.
+func (r *callRegistry) add(cs *mcp.ClientSession, call *tool.Call, done <-chan struct{}) (remove func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.calls == nil {
+		r.calls = map[*mcp.ClientSession][]inFlight{}
+	}
+	r.next++
+	id := r.next
+	r.calls[cs] = append(r.calls[cs], inFlight{id: id, call: call, done: done})
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		left := slices.DeleteFunc(r.calls[cs], func(f inFlight) bool { return f.id == id })
+		if len(left) == 0 {
+			delete(r.calls, cs)
+			return
+		}
+		r.calls[cs] = left
+	}
+}
+
+// attribute returns the call in flight on cs and the done channels of
+// the calls, when every call in flight there belongs to one run (see
+// ElicitationCall); nil otherwise.
+func (r *callRegistry) attribute(cs *mcp.ClientSession) (*tool.Call, []<-chan struct{}) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fs := r.calls[cs]
+	if len(fs) == 0 || cs == nil {
+		return nil, nil
+	}
+	first := fs[0].call
+	done := make([]<-chan struct{}, 0, len(fs))
+	for _, f := range fs {
+		c := f.call
+		if c.RunID != first.RunID || c.ThreadID != first.ThreadID || c.UserID != first.UserID {
+			return nil, nil
+		}
+		done = append(done, f.done)
+	}
+	if len(fs) > 1 {
+		cp := *first
+		cp.ID = ""
+		return &cp, done
+	}
+	return first, done
 }
 
 // elicitationCapabilities are the client capabilities with a handler:

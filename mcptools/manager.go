@@ -180,8 +180,9 @@ type Manager struct {
 	bgClosed  bool           // Close is waiting for wg; later goroutines run untracked
 	wg        sync.WaitGroup // background goroutines (session watchers, closes)
 	progress  progressRegistry
-	spool     *spool    // large texts of tool results; see spool.go
-	sweepOnce sync.Once // starts the idle sweeper with the first process
+	asking    callRegistry // tool calls in flight by session, for elicitation (elicit.go)
+	spool     *spool       // large texts of tool results; see spool.go
+	sweepOnce sync.Once    // starts the idle sweeper with the first process
 
 	// sem serialises discovery, rebuilds, Reset and Close. It is a channel
 	// so that a caller whose context ends stops waiting.

@@ -13,16 +13,21 @@ import (
 )
 
 // elicitor answers the elicitation/create requests of the app's MCP
-// servers (mcptools.Options.ElicitationHandler). With a human attached
-// (chat, while a turn runs) it hands each request to them, one at a
-// time; without one (run, serve, chat between turns) it declines, with
+// servers (mcptools.Options.ElicitationHandler). In serve the gateway
+// answers them (route). With a human attached (chat, while a turn runs)
+// it hands each request to them, one at a time; without one (run, chat
+// between turns) it declines, with
 // a warning line naming the server and its message, so that a run with
 // nobody to answer never waits.
 type elicitor struct {
 	logger *slog.Logger
 
-	mu    sync.Mutex // guards human
+	mu    sync.Mutex // guards human and direct
 	human elicitHuman
+	// direct, when set, answers every request at once and concurrently
+	// (serve: the gateway brings each to the human of the run that
+	// asked, gateway/elicit.go).
+	direct func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
 
 	ask     sync.Mutex  // one question to the human at a time
 	inQuery atomic.Bool // a question is on the terminal (the tool line pauses)
@@ -48,6 +53,13 @@ func (e *elicitor) attach(h elicitHuman) (detach func()) {
 	}
 }
 
+// route makes h answer every request from now on, concurrently.
+func (e *elicitor) route(h func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)) {
+	e.mu.Lock()
+	e.direct = h
+	e.mu.Unlock()
+}
+
 // wait returns once no question is on the terminal: chat calls it
 // after a turn, so that its prompt never reads the terminal together
 // with a question still open (a call abandoned while the human answers).
@@ -64,8 +76,11 @@ func (e *elicitor) asking() bool { return e != nil && e.inQuery.Load() }
 func (e *elicitor) handle(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	server := mcptools.ElicitationServer(ctx)
 	e.mu.Lock()
-	h := e.human
+	h, direct := e.human, e.direct
 	e.mu.Unlock()
+	if direct != nil {
+		return direct(ctx, req)
+	}
 	if h == nil {
 		e.decline(server, req.Params)
 		return declined(), nil
