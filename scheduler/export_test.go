@@ -1,0 +1,5 @@
+package scheduler
+
+// WaitWatches waits until the outcome of every run d launched is
+// recorded.
+func (d *Dispatcher) WaitWatches() { d.watches.Wait() }
