@@ -1,6 +1,32 @@
 package config
 
-import "fmt"
+import (
+	"fmt"
+	"net/url"
+)
+
+// ToolSearchEmbeddings is tool_search.embeddings: the OpenAI-compatible
+// /v1/embeddings endpoint (OpenAI, Ollama, vLLM) whose vectors rank
+// deferred tools beside the lexical search. Zero values: off.
+type ToolSearchEmbeddings struct {
+	// Model names the embeddings model; empty turns hybrid search off.
+	Model string `yaml:"model"`
+	// BaseURL is the API's base, up to and without /embeddings (default
+	// https://api.openai.com/v1).
+	BaseURL string `yaml:"base_url"`
+	// APIKey is sent as a bearer token when set.
+	APIKey string `yaml:"api_key"`
+	// QueryTimeoutMS bounds embedding one query, in milliseconds (default
+	// 500); past it the search is lexical only.
+	QueryTimeoutMS int `yaml:"query_timeout_ms"`
+	// BuildTimeoutSeconds bounds embedding a whole catalogue (default
+	// 600); until it is embedded, searches are lexical only.
+	BuildTimeoutSeconds int `yaml:"build_timeout_seconds"`
+}
+
+// DefaultEmbeddingsBaseURL is OpenAI's API, the default of
+// tool_search.embeddings.base_url.
+const DefaultEmbeddingsBaseURL = "https://api.openai.com/v1"
 
 // The values of tool_search.defer, of a tool_search.tools entry and of an
 // MCP server's defer key (Antler's own keys: docs/differences.md,
@@ -33,6 +59,7 @@ func (p *parser) validateToolSearch() {
 		p.invalid("tool_search.auto_context_percent", "must be more than 0 and at most 100, got %v", ts.AutoContextPercent)
 	}
 	atLeast(p, "tool_search.auto_tool_count", ts.AutoToolCount, 0)
+	p.validateToolSearchEmbeddings(&ts.Embeddings)
 	for _, name := range sortedKeys(ts.Tools) {
 		key := joinKey("tool_search.tools", name)
 		if name == toolSearchName {
@@ -52,4 +79,30 @@ func checkDeferMode(v string) error {
 		return nil
 	}
 	return fmt.Errorf("must be %q, %q or %q, not %q", DeferAlways, DeferNever, DeferAuto, v)
+}
+
+// validateToolSearchEmbeddings fills in the defaults of
+// tool_search.embeddings and checks its values when a model is named.
+func (p *parser) validateToolSearchEmbeddings(e *ToolSearchEmbeddings) {
+	const at = "tool_search.embeddings"
+	if e.Model == "" {
+		if e.BaseURL != "" || e.APIKey != "" {
+			p.invalid(joinKey(at, "model"), "is required when base_url or api_key is set")
+		}
+		return
+	}
+	if e.BaseURL == "" {
+		e.BaseURL = DefaultEmbeddingsBaseURL
+	}
+	if u, err := url.Parse(e.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		p.invalid(joinKey(at, "base_url"), "must be an http or https URL, got %q", e.BaseURL)
+	}
+	if e.QueryTimeoutMS == 0 {
+		e.QueryTimeoutMS = 500
+	}
+	if e.BuildTimeoutSeconds == 0 {
+		e.BuildTimeoutSeconds = 600
+	}
+	atLeast(p, joinKey(at, "query_timeout_ms"), e.QueryTimeoutMS, 1)
+	atLeast(p, joinKey(at, "build_timeout_seconds"), e.BuildTimeoutSeconds, 1)
 }

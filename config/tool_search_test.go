@@ -32,6 +32,18 @@ func TestToolSearchDeferral(t *testing.T) {
 		{name: "share over 100", src: "tool_search: {auto_context_percent: 150}\n", err: "tool_search.auto_context_percent: must be more than 0 and at most 100, got 150"},
 		{name: "negative count", src: "tool_search: {auto_tool_count: -1}\n", err: "tool_search.auto_tool_count: must be at least 0, got -1"},
 		{name: "bad tool mode", src: "tool_search:\n  tools: {ls: maybe}\n", err: `config.yaml:2: tool_search.tools.ls: must be "always", "never" or "auto", not "maybe"`},
+		{
+			name: "embeddings defaults",
+			src:  "tool_search:\n  embeddings: {model: nomic-embed-text}\n",
+			want: config.ToolSearch{AutoPromoteTopK: 3, MaxResults: 5, Defer: "always", AutoContextPercent: 10,
+				Embeddings: config.ToolSearchEmbeddings{Model: "nomic-embed-text", BaseURL: "https://api.openai.com/v1", QueryTimeoutMS: 500, BuildTimeoutSeconds: 600}},
+		},
+		{name: "embeddings base_url without a model", src: "tool_search:\n  embeddings: {base_url: 'http://127.0.0.1:11434/v1'}\n",
+			err: "tool_search.embeddings.model: is required when base_url or api_key is set"},
+		{name: "embeddings base_url not http", src: "tool_search:\n  embeddings: {model: m, base_url: 'ftp://x'}\n",
+			err: `tool_search.embeddings.base_url: must be an http or https URL, got "ftp://x"`},
+		{name: "embeddings negative timeout", src: "tool_search:\n  embeddings: {model: m, query_timeout_ms: -5}\n",
+			err: "tool_search.embeddings.query_timeout_ms: must be at least 1, got -5"},
 		{name: "tool_search itself", src: "tool_search:\n  tools: {tool_search: always}\n", err: "tool_search.tools.tool_search: tool_search cannot be deferred"},
 	}
 	for _, tt := range tests {

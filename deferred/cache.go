@@ -39,6 +39,10 @@ type CatalogCacheOptions struct {
 	// the number of tools in the list (for tests and metrics). It may be
 	// called from several goroutines at once.
 	OnBuild func(tools int)
+	// Hybrid, if set, embeds each catalogue the cache builds, in the
+	// background, and tool_search then fuses dense and lexical ranks
+	// (nil: lexical only). Its owner closes it.
+	Hybrid *Hybrid
 }
 
 // CatalogCache builds the catalogue index of each distinct tool list once
@@ -62,6 +66,7 @@ type CatalogCacheOptions struct {
 type CatalogCache struct {
 	size    int             // immutable after NewCatalogCache
 	onBuild func(tools int) // immutable after NewCatalogCache
+	hybrid  *Hybrid         // immutable after NewCatalogCache
 	flight  singleflight.Group
 
 	mu      sync.Mutex
@@ -73,7 +78,7 @@ func NewCatalogCache(o CatalogCacheOptions) *CatalogCache {
 	if o.Size <= 0 {
 		o.Size = DefaultCatalogCacheSize
 	}
-	return &CatalogCache{size: o.Size, onBuild: o.OnBuild}
+	return &CatalogCache{size: o.Size, onBuild: o.OnBuild, hybrid: o.Hybrid}
 }
 
 // Len returns how many catalogues the cache holds.
@@ -146,6 +151,10 @@ func (cc *CatalogCache) SetupRouted(mcp []*tool.Tool, cfg config.ToolSearch, ser
 // recently used index beyond the cache's size.
 func (cc *CatalogCache) build(tools []*tool.Tool) *catalogIndex {
 	x := buildCatalogIndex(tools)
+	if cc.hybrid != nil {
+		x.hybrid, x.dense.done = cc.hybrid, make(chan struct{})
+		cc.hybrid.ensure(x)
+	}
 	cc.mu.Lock()
 	cc.entries = slices.Insert(cc.entries, 0, x)
 	if len(cc.entries) > cc.size {

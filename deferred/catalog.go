@@ -48,6 +48,10 @@ type catalogIndex struct {
 	// src (CatalogCache.lookup), kept so that a list handed out again
 	// compares by identity alone.
 	recent [2]atomic.Pointer[recentList]
+	// hybrid embeds the catalogue when the cache that built it has
+	// hybrid search (nil: lexical only); dense holds the vectors.
+	hybrid *Hybrid
+	dense  denseSlot
 }
 
 // NewCatalog builds the catalogue of tools, in the given order. Nil

@@ -62,12 +62,12 @@ func NewToolSearch(c *Catalog, maxResults int) *tool.Tool {
 	}
 	schema := json.RawMessage(fmt.Sprintf(toolSearchSchema, maxResults, maxResults))
 	t, err := tool.NewWithSchema(ToolSearchName, strings.TrimSpace(desc.String()), schema,
-		func(_ context.Context, _ *tool.Call, in toolSearchInput) (*tool.Result, error) {
+		func(ctx context.Context, _ *tool.Call, in toolSearchInput) (*tool.Result, error) {
 			limit := maxResults
 			if n := int(in.MaxResults); n > 0 && n < limit {
 				limit = n
 			}
-			return c.searchResult(in.Query, limit), nil
+			return c.searchResult(ctx, in.Query, limit), nil
 		})
 	if err != nil {
 		panic(fmt.Sprintf("deferred: tool_search schema: %v", err)) // fixed schema: a programming error
@@ -79,8 +79,8 @@ func NewToolSearch(c *Catalog, maxResults int) *tool.Tool {
 // searchResult is the tool_search result for query: the matches as
 // OpenAI function definitions, or DeerFlow's no-match text, and the
 // promotion update.
-func (c *Catalog) searchResult(query string, maxResults int) *tool.Result {
-	matched := c.Search(query, maxResults)
+func (c *Catalog) searchResult(ctx context.Context, query string, maxResults int) *tool.Result {
+	matched := c.SearchContext(ctx, query, maxResults)
 	names := make([]string, len(matched))
 	for i, t := range matched {
 		names[i] = t.Name

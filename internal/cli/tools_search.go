@@ -61,7 +61,13 @@ With --json, print the array of function definitions tool_search returns.`,
 				_, err := fmt.Fprintln(a.stdout, why)
 				return err
 			}
-			found := deferred.NewCatalog(mcp).Search(query, limit)
+			// The catalogue as runs see it: with hybrid search, once its
+			// vectors are there (bounded by the build timeout).
+			catalog := a.catalogs.Catalog(mcp)
+			if a.hybrid != nil {
+				a.hybrid.Wait(c.Context(), catalog)
+			}
+			found := catalog.SearchContext(c.Context(), query, limit)
 			if asJSON {
 				defs := json.RawMessage(deferred.FunctionDefinitions(found))
 				if len(found) == 0 {

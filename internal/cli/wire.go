@@ -48,6 +48,8 @@ type services struct {
 	// catalogs keeps tool_search's catalogues, one index per distinct
 	// MCP tool list, for the lead agent and subagents alike.
 	catalogs *deferred.CatalogCache
+	// hybrid is tool_search.embeddings' hybrid search (nil: off).
+	hybrid *deferred.Hybrid
 	// toolPolicy decides tool calls before they run (nil: every call
 	// runs); approveAll makes its asks allow (run --approve-all).
 	toolPolicy toolpolicy.Decider
@@ -210,7 +212,7 @@ func (a *app) wireSubagents() error {
 	// both then join the built-ins of the lead's assembler. Each assembler
 	// gets its own copy of the built-ins and never sees them change.
 	mcp := mcpSourceWithProgress{a.mcp, a.mcpProgress}
-	a.catalogs = deferred.NewCatalogCache(deferred.CatalogCacheOptions{})
+	a.catalogs = deferred.NewCatalogCache(deferred.CatalogCacheOptions{Hybrid: a.toolSearchHybrid()})
 	var err error
 	a.subagents, err = subagent.New(subagent.Options{
 		Assembler:        a.newAssembler(mcp),
