@@ -45,11 +45,11 @@ func fakeVector(text string) []float32 {
 // fakeEmbeddings is an OpenAI-compatible /v1/embeddings on 127.0.0.1.
 type fakeEmbeddings struct {
 	srv        *httptest.Server
-	batches    atomic.Int32 // requests of catalogue texts (name, newline, description)
-	docTexts   atomic.Int32 // catalogue texts embedded
-	queries    atomic.Int32 // requests of one query
-	queryDelay atomic.Int64 // nanoseconds a query request waits
-	fail       atomic.Bool  // answer 500
+	batches    atomic.Int32  // requests of catalogue texts (name, newline, description)
+	docTexts   atomic.Int32  // catalogue texts embedded
+	queries    atomic.Int32  // requests of one query
+	queryDelay atomic.Int64  // nanoseconds a query request waits
+	fail       atomic.Bool   // answer 500
 	block      chan struct{} // when set, batch requests wait on it or their context
 	mu         sync.Mutex
 	authHeader string
