@@ -55,10 +55,10 @@ type MCPServer struct {
 	// Defer is Antler's per-server deferral of its tools under
 	// tool_search: "always", "never" or "auto" ("": the section's
 	// tool_search.defer). tool_search.tools wins for a single tool.
-	Defer string
-	URL   string // sse, http
-	Headers      map[string]string
-	OAuth        *OAuth
+	Defer   string
+	URL     string // sse, http
+	Headers map[string]string
+	OAuth   *OAuth
 	// Description is shown to operators and in routing hints.
 	Description string
 	// ToolNamePrefix prefixes tool names with "<server>_" (default true).
