@@ -19,6 +19,7 @@ import (
 
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/mcptools"
+	"github.com/antlerhq/antler/mcptools/mcpauth"
 )
 
 // defaultMCPTimeout bounds `antler mcp list` and `get` as a whole; each
@@ -37,7 +38,7 @@ formatting.`,
 		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
 	c.AddCommand(newMCPListCmd(g), newMCPGetCmd(g), newMCPAddCmd(g), newMCPRemoveCmd(g),
-		newMCPEnableCmd(g, true), newMCPEnableCmd(g, false))
+		newMCPEnableCmd(g, true), newMCPEnableCmd(g, false), newMCPLoginCmd(g), newMCPLogoutCmd(g))
 	return c
 }
 
@@ -74,7 +75,13 @@ func newMCPManager(g *globals, ext *config.Extensions) (*mcptools.Manager, error
 	if err != nil {
 		return nil, err
 	}
-	return mcptools.New(mcptools.Options{Extensions: mcptools.Static(ext), Logger: logger}), nil
+	st, err := mcpAuthStore(g)
+	if err != nil {
+		return nil, err
+	}
+	// Servers that ask for authorization get --user's stored login.
+	return mcptools.New(mcptools.Options{Extensions: mcptools.Static(ext), Logger: logger,
+		Authorizer: &mcpauth.Stored{Store: st, LoginHint: mcpLoginHint}, AuthUser: g.user}), nil
 }
 
 func newMCPListCmd(g *globals) *cobra.Command {
@@ -108,7 +115,11 @@ failed server).`,
 			if err != nil {
 				return err
 			}
-			return writeMCPList(c.OutOrStdout(), wf.width(c.OutOrStdout(), g.opts.Getenv), ext, results, ctx.Err() != nil, timeout)
+			auth, err := mcpAuthLine(ctx, g)
+			if err != nil {
+				return err
+			}
+			return writeMCPList(c.OutOrStdout(), wf.width(c.OutOrStdout(), g.opts.Getenv), ext, results, ctx.Err() != nil, timeout, auth)
 		},
 	}
 	c.Flags().DurationVar(&timeout, "timeout", defaultMCPTimeout, "bound on the whole listing")
@@ -117,8 +128,9 @@ failed server).`,
 }
 
 // writeMCPList writes the table of `mcp list`; expired says the listing
-// ran out of its --timeout.
-func writeMCPList(w io.Writer, width int, ext *config.Extensions, results []mcptools.CheckResult, expired bool, timeout time.Duration) error {
+// ran out of its --timeout; auth gives a server's login line (mcpAuthLine).
+func writeMCPList(w io.Writer, width int, ext *config.Extensions, results []mcptools.CheckResult, expired bool, timeout time.Duration,
+	auth func(s config.MCPServer, err error) string) error {
 	if len(ext.MCPServers) == 0 {
 		_, err := fmt.Fprintf(w, "No MCP servers in %s (add one with antler mcp add)\n", ext.Path)
 		return err
@@ -133,8 +145,11 @@ func writeMCPList(w io.Writer, width int, ext *config.Extensions, results []mcpt
 		r, checked := byName[name]
 		status, reason := checkStatus(s, r, checked, expired, timeout)
 		t.add(name, s.Type, target(s), status)
-		if reason != "" {
+		if reason != "" && !errors.As(r.Err, new(*mcpauth.LoginRequiredError)) {
 			t.note("✗ " + reason)
+		}
+		if a := auth(s, r.Err); a != "" {
+			t.note(a)
 		}
 	}
 	return t.write(w, width)
@@ -150,6 +165,8 @@ func checkStatus(s config.MCPServer, r mcptools.CheckResult, checked, expired bo
 		return "✗ not checked", ""
 	case r.Err != nil && expired && r.Duration >= timeout:
 		return "✗ failed", fmt.Sprintf("no answer within %s (--timeout)", timeout)
+	case errors.As(r.Err, new(*mcpauth.LoginRequiredError)):
+		return "✗ login required", ""
 	case r.Err != nil:
 		return "✗ failed", redact(firstLine(r.Err.Error()), s)
 	}
@@ -219,7 +236,11 @@ server is not contacted.`,
 			defer m.Close()
 			ctx, cancel := context.WithTimeout(c.Context(), timeout)
 			defer cancel()
-			return writeMCPGet(ctx, c.OutOrStdout(), wf.width(c.OutOrStdout(), g.opts.Getenv), ext, s, m)
+			auth, err := mcpAuthLine(ctx, g)
+			if err != nil {
+				return err
+			}
+			return writeMCPGet(ctx, c.OutOrStdout(), wf.width(c.OutOrStdout(), g.opts.Getenv), ext, s, m, auth)
 		},
 	}
 	c.Flags().DurationVar(&timeout, "timeout", defaultMCPTimeout, "bound on connecting and listing the tools")
@@ -227,7 +248,8 @@ server is not contacted.`,
 	return c
 }
 
-func writeMCPGet(ctx context.Context, w io.Writer, width int, ext *config.Extensions, s config.MCPServer, m *mcptools.Manager) error {
+func writeMCPGet(ctx context.Context, w io.Writer, width int, ext *config.Extensions, s config.MCPServer, m *mcptools.Manager,
+	auth func(s config.MCPServer, err error) string) error {
 	raw, err := rawServerOf(ext.Path, s.Name)
 	if err != nil {
 		return err
@@ -278,6 +300,7 @@ func writeMCPGet(ctx context.Context, w io.Writer, width int, ext *config.Extens
 			st = x
 		}
 	}
+	kv("auth", auth(s, st.Err))
 	switch {
 	case st.State == mcptools.StateReady:
 		kv("state", fmt.Sprintf("✔ connected · %s · %s", plural(len(tools), "tool"), roundDuration(st.Duration)))
