@@ -12,6 +12,10 @@ type ToolDefinition struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"input_schema"`
+	// DeferLoading asks a provider with its own tool search
+	// (Request.ProviderToolSearch) to keep the definition out of the
+	// model's context until its search returns the tool.
+	DeferLoading bool `json:"defer_loading,omitempty"`
 }
 
 // Request is one call to a chat model.
@@ -26,6 +30,10 @@ type Request struct {
 	Temperature *float64
 	// Thinking asks a model that supports it to think before answering.
 	Thinking bool
+	// ProviderToolSearch asks a model that implements [ToolSearcher] to
+	// add the provider's own tool search over the tools marked
+	// DeferLoading: ToolSearchRegex or ToolSearchBM25; "" adds none.
+	ProviderToolSearch string
 }
 
 // Clone returns a copy of r whose slices may be modified without

@@ -36,6 +36,13 @@ func (m *Model) params(req *model.Request) (sdk.MessageNewParams, error) {
 	if err != nil {
 		return p, err
 	}
+	if req.ProviderToolSearch != "" {
+		search, ok := searchTool(req.ProviderToolSearch)
+		if !ok {
+			return p, fmt.Errorf("unknown tool search variant %q (want %q or %q)", req.ProviderToolSearch, model.ToolSearchRegex, model.ToolSearchBM25)
+		}
+		tools = append(tools, search)
+	}
 	p.Tools = tools
 	extra := map[string]any{}
 	// This SDK version has no temperature field; it is sent as an extra
@@ -140,6 +147,7 @@ func assistantBlocks(msg model.Message) []sdk.ContentBlockParamUnion {
 	if sig, _ := msg.Meta[signatureKey].(string); sig != "" && msg.Reasoning != "" {
 		blocks = append(blocks, sdk.NewThinkingBlock(sig, msg.Reasoning))
 	}
+	blocks = append(blocks, serverBlockParams(msg)...)
 	if text := msg.Text(); text != "" {
 		blocks = append(blocks, sdk.NewTextBlock(text))
 	}
@@ -187,6 +195,9 @@ func tools(defs []model.ToolDefinition) ([]sdk.ToolUnionParam, error) {
 		t := sdk.ToolParam{Name: d.Name, InputSchema: in}
 		if d.Description != "" {
 			t.Description = sdk.String(d.Description)
+		}
+		if d.DeferLoading {
+			t.DeferLoading = sdk.Bool(true)
 		}
 		out = append(out, sdk.ToolUnionParam{OfTool: &t})
 	}

@@ -19,9 +19,20 @@ type assembler struct {
 	signature string
 	calls     []*toolBlock
 	blocks    map[int64]*toolBlock // content block index -> tool block
+	// server are the server tool blocks (the provider's tool search), in
+	// order; serverUse maps a server_tool_use block's index to its input.
+	server    []serverBlock
+	serverUse map[int64]*serverInput
 	stop      sdk.StopReason
 	usage     model.Usage
 	started   bool
+}
+
+// serverInput gathers the input of a server_tool_use block.
+type serverInput struct {
+	at      int // position in assembler.server
+	initial string
+	args    strings.Builder
 }
 
 type toolBlock struct {
@@ -41,7 +52,9 @@ func (a *assembler) add(ev sdk.MessageStreamEventUnion) []model.Event {
 	case "content_block_start":
 		cb := ev.ContentBlock
 		switch cb.Type {
-		case "tool_use", "server_tool_use":
+		case "server_tool_use", "tool_search_tool_result":
+			a.addServerBlock(ev.Index, cb)
+		case "tool_use":
 			tb := &toolBlock{slot: len(a.calls), id: cb.ID, name: cb.Name}
 			if raw := cb.JSON.Input.Raw(); raw != "" && raw != "{}" && raw != "null" {
 				tb.initial = raw
@@ -75,6 +88,10 @@ func (a *assembler) add(ev sdk.MessageStreamEventUnion) []model.Event {
 		case "signature_delta":
 			a.signature += d.Signature
 		case "input_json_delta":
+			if si := a.serverUse[ev.Index]; si != nil {
+				si.args.WriteString(d.PartialJSON)
+				return nil
+			}
 			if tb := a.blocks[ev.Index]; tb != nil && d.PartialJSON != "" {
 				tb.args.WriteString(d.PartialJSON)
 				return []model.Event{{ToolCallDelta: &model.ToolCallDelta{Index: tb.slot, Arguments: d.PartialJSON}}}
@@ -97,13 +114,14 @@ func (a *assembler) add(ev sdk.MessageStreamEventUnion) []model.Event {
 var errEmptyStream = errors.New("the stream ended without a response (no message_start or stop_reason)")
 
 func (a *assembler) response() (*model.Response, error) {
-	if !a.started || a.stop == "" && a.text.Len() == 0 && len(a.calls) == 0 {
+	if !a.started || a.stop == "" && a.text.Len() == 0 && len(a.calls) == 0 && len(a.server) == 0 {
 		return nil, errEmptyStream
 	}
 	msg := model.Message{Role: model.RoleAssistant, Content: a.text.String(), Reasoning: a.reasoning.String()}
 	if a.signature != "" {
 		msg.Meta = map[string]any{signatureKey: a.signature}
 	}
+	a.keepServerBlocks(&msg)
 	for _, tb := range a.calls {
 		args := strings.TrimSpace(tb.args.String())
 		if args == "" {
@@ -142,5 +160,58 @@ func finish(stop sdk.StopReason, hasCalls bool) model.FinishReason {
 		return model.FinishToolCalls
 	default:
 		return model.FinishStop
+	}
+}
+
+// addServerBlock records a server block of the provider's tool search. A
+// server_tool_use is not a call for the agent to run: the API ran it.
+func (a *assembler) addServerBlock(index int64, cb sdk.ContentBlockStartEventContentBlockUnion) {
+	b := serverBlock{Type: cb.Type}
+	if cb.Type == "server_tool_use" {
+		b.ID, b.Name = cb.ID, cb.Name
+		si := &serverInput{at: len(a.server)}
+		if raw := cb.JSON.Input.Raw(); raw != "" && raw != "{}" && raw != "null" {
+			si.initial = raw
+		}
+		if a.serverUse == nil {
+			a.serverUse = map[int64]*serverInput{}
+		}
+		a.serverUse[index] = si
+	} else {
+		b.ToolUseID = cb.ToolUseID
+		b.ErrorCode = cb.Content.ErrorCode
+		for _, r := range cb.Content.ToolReferences {
+			b.ToolReferences = append(b.ToolReferences, r.ToolName)
+		}
+	}
+	a.server = append(a.server, b)
+}
+
+// keepServerBlocks puts the server blocks, with their inputs, on msg's
+// Meta, and the names the searches returned under
+// model.MetaToolReferences.
+func (a *assembler) keepServerBlocks(msg *model.Message) {
+	if len(a.server) == 0 {
+		return
+	}
+	for _, si := range a.serverUse {
+		input := strings.TrimSpace(si.args.String())
+		if input == "" {
+			input = si.initial
+		}
+		if input != "" && json.Valid([]byte(input)) {
+			a.server[si.at].Input = json.RawMessage(input)
+		}
+	}
+	var refs []string
+	for _, b := range a.server {
+		refs = append(refs, b.ToolReferences...)
+	}
+	if msg.Meta == nil {
+		msg.Meta = map[string]any{}
+	}
+	msg.Meta[serverBlocksKey] = a.server
+	if len(refs) > 0 {
+		msg.Meta[model.MetaToolReferences] = refs
 	}
 }
