@@ -253,6 +253,11 @@ func executionThread(t *store.ScheduledTask) string {
 // dispatch starts one run of t, DeerFlow's dispatch_task. Store failures
 // are logged and reported as failed outcomes.
 func (d *Dispatcher) dispatch(ctx context.Context, t *store.ScheduledTask, now time.Time, trigger string) Outcome {
+	// A dispatch that began is recorded to its end, even when the
+	// dispatcher closes meanwhile: a claimed task left half-written
+	// would wait for its lease to expire.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), completionTimeout)
+	defer cancel()
 	thread := executionThread(t)
 	owner := d.owner
 	if !vpath.ValidID(thread) {

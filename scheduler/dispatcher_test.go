@@ -76,8 +76,8 @@ func TestDispatcher_reuseThread(t *testing.T) {
 func TestDispatcher_onceOutcomes(t *testing.T) {
 	for _, tc := range []struct {
 		name, runStatus, errText string
-		wantTask, wantRun       string
-		wantErr                 string
+		wantTask, wantRun        string
+		wantErr                  string
 	}{
 		{"success", store.RunSuccess, "", store.TaskCompleted, store.TaskRunSuccess, ""},
 		{"error", store.RunError, "model failed", store.TaskFailed, store.TaskRunFailed, "model failed"},

@@ -87,7 +87,7 @@ func (l *launcher) LaunchScheduled(ctx context.Context, r scheduler.LaunchReques
 }
 
 func (l *launcher) finish(ctx context.Context, x *launch, status, errText string) {
-	if err := l.st.UpdateRun(ctx, x.run, store.RunUpdate{Status: status, Error: errText}); err != nil {
+	if err := l.st.UpdateRun(context.WithoutCancel(ctx), x.run, store.RunUpdate{Status: status, Error: errText}); err != nil {
 		panic(err)
 	}
 	close(x.done)
