@@ -23,7 +23,7 @@ func (c customAgents) LoadAgent(ctx context.Context, userID, name string) (*Agen
 	}
 	cfg := a.Config
 	spec := &AgentSpec{Name: cfg.Name, Description: cfg.Description, Model: cfg.Model, ToolGroups: cfg.ToolGroups,
-		Skills: cfg.Skills, Soul: a.Soul, ThinkingEnabled: cfg.ThinkingEnabled}
+		Skills: cfg.Skills, Soul: a.Soul, ThinkingEnabled: cfg.ThinkingEnabled, MCPPlugins: cfg.MCPPlugins, MCPTools: cfg.MCPTools}
 	if ms := cfg.ModelSettings; ms != nil {
 		spec.Temperature, spec.MaxTokens = ms.Temperature, ms.MaxTokens
 	}

@@ -48,6 +48,11 @@ type AgentSpec struct {
 	// Temperature and MaxTokens override the model's sampling when set.
 	Temperature *float64
 	MaxTokens   *int
+	// MCPPlugins names the MCP servers the agent binds (nil: every one;
+	// empty: none) and MCPTools narrows some to a few tools
+	// (BindAgentMCP).
+	MCPPlugins []string
+	MCPTools   map[string][]string
 }
 
 // ErrAgentNotFound is returned (wrapped) by an AgentLoader for an unknown
@@ -95,6 +100,10 @@ type FactoryOptions struct {
 	// for keyword routing of deferred MCP tools (DeerFlow's tool_search.py and mcp_routing_middleware.py); nil
 	// means no routing.
 	MCPServers func() map[string]config.MCPServer
+	// MCPServerNames returns the MCP servers a user's runs see (the
+	// shared ones and the user's own), against which a custom agent's
+	// mcp_plugins are checked (BindAgentMCP); nil skips the check.
+	MCPServerNames func(user string) []string
 	// Catalogs keeps the deferred-tool catalogues (tool_search's index),
 	// built once per distinct MCP tool list; pass the subagent executor
 	// the same cache so that tasks reuse the lead's. nil means a cache
@@ -376,9 +385,16 @@ func (f *Factory) leadTools(ctx context.Context, req Request, spec *AgentSpec, m
 		groups = req.ToolGroups
 	}
 	ts, err := f.opts.Assembler.Assemble(ctx, toolset.Options{Config: cfg, Groups: groups, IncludeMCP: !req.NoMCP,
-		ModelName: modelName, SubagentEnabled: req.SubagentEnabled})
+		User: req.UserID, ModelName: modelName, SubagentEnabled: req.SubagentEnabled})
 	if err != nil {
 		return nil, nil, err
+	}
+	if spec != nil && (spec.MCPPlugins != nil || spec.MCPTools != nil) {
+		var known []string
+		if f.opts.MCPServerNames != nil {
+			known = f.opts.MCPServerNames(req.UserID)
+		}
+		ts.Entries = BindAgentMCP(ts.Entries, spec, known, f.logger)
 	}
 	switch {
 	case req.IsBootstrap:
@@ -403,12 +419,17 @@ func (f *Factory) leadTools(ctx context.Context, req Request, spec *AgentSpec, m
 	if m, ok := cfg.Model(modelName); ok {
 		window = m.ContextWindow()
 	}
-	def, err := DeferTools(ts.Entries, DeferOptions{Catalogs: f.opts.Catalogs, Config: cfg.ToolSearch, Servers: servers, ContextWindow: window})
+	chat, _ := f.model(ctx, cfg, modelName) // built by Build already; nil only without a model
+	def, err := DeferTools(ts.Entries, DeferOptions{Catalogs: f.opts.Catalogs, Config: cfg.ToolSearch, Servers: servers,
+		ContextWindow: window, Model: chat})
 	if err != nil || def == nil {
 		return ts, nil, err
 	}
 	for i := range ts.Entries {
 		ts.Entries[i].Deferred = def.Catalog.Has(ts.Entries[i].Tool.Name)
+	}
+	if def.ToolSearch == nil {
+		return ts, def, nil // the provider searches
 	}
 	if skipped := ts.Add(toolset.SourceBuiltin, "builtin", def.ToolSearch); len(skipped) > 0 {
 		f.logger.Warn("tool_search not added: a tool with that name is already bound")
@@ -517,6 +538,7 @@ func leadContext(req Request, spec *AgentSpec, modelName string, thinking bool) 
 		"is_plan_mode": false, "subagent_enabled": req.SubagentEnabled, "tool_groups": toolGroups,
 		"available_skills": skillsMeta,
 	}
+	setMCPContext(rc, meta, spec)
 	return rc, meta
 }
 

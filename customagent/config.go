@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -37,6 +38,16 @@ type Config struct {
 	ThinkingEnabled *bool
 	// ReasoningEffort is "", "low", "medium" or "high".
 	ReasoningEffort string
+	// MCPPlugins names the MCP servers the agent binds (DeerFlow's
+	// mcp_plugins); nil means every server the user's runs see, an empty
+	// non-nil slice none. An entry is a server name, or DeerFlow's
+	// installation id of one (see agent.BindAgentMCP).
+	MCPPlugins []string
+	// MCPTools (Antler) narrows servers of MCPPlugins to some of their
+	// tools, by server name: the tools' own names on the server (as in
+	// disabled_tools). A server it does not name keeps every tool; nil
+	// narrows none.
+	MCPTools map[string][]string
 
 	// extra holds every other top-level key (github: and keys this
 	// version does not know) with its YAML value, in file order, so that
@@ -63,6 +74,13 @@ func (c *Config) Clone() *Config {
 	out := *c
 	out.ToolGroups = cloneList(c.ToolGroups)
 	out.Skills = cloneList(c.Skills)
+	out.MCPPlugins = cloneList(c.MCPPlugins)
+	if c.MCPTools != nil {
+		out.MCPTools = make(map[string][]string, len(c.MCPTools))
+		for k, v := range c.MCPTools {
+			out.MCPTools[k] = cloneList(v)
+		}
+	}
 	if c.ModelSettings != nil {
 		ms := *c.ModelSettings
 		out.ModelSettings = &ms
@@ -135,6 +153,7 @@ func parseConfig(data []byte, dirName string) (*Config, error) {
 		return c, nil
 	}
 	seen := map[string]bool{}
+	mcpToolsLine := 0
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
@@ -148,8 +167,35 @@ func parseConfig(data []byte, dirName string) (*Config, error) {
 		if err := c.setField(key, v); err != nil {
 			return nil, &ConfigError{Line: v.Line, Key: key, Msg: err.Error()}
 		}
+		if key == "mcp_tools" {
+			mcpToolsLine = v.Line
+		}
+	}
+	if err := c.CheckMCP(); err != nil {
+		return nil, &ConfigError{Line: mcpToolsLine, Key: "mcp_tools", Msg: err.Error()}
 	}
 	return c, nil
+}
+
+// CheckMCP reports an mcp_tools entry for a server that mcp_plugins (when
+// set) does not bind, and empty names in either.
+func (c *Config) CheckMCP() error {
+	for _, p := range c.MCPPlugins {
+		if strings.TrimSpace(p) == "" {
+			return errors.New("mcp_plugins: empty server name")
+		}
+	}
+	for _, server := range slices.Sorted(maps.Keys(c.MCPTools)) {
+		if c.MCPPlugins != nil && !slices.Contains(c.MCPPlugins, server) {
+			return fmt.Errorf("server '%s' is not in mcp_plugins; add it there or remove it here", server)
+		}
+		for _, t := range c.MCPTools[server] {
+			if strings.TrimSpace(t) == "" {
+				return fmt.Errorf("server '%s': empty tool name", server)
+			}
+		}
+	}
+	return nil
 }
 
 // configRoot parses data as YAML and returns its top-level mapping, or
@@ -193,6 +239,10 @@ func (c *Config) setField(key string, v *yaml.Node) error {
 		c.Skills, err = stringList(v)
 	case "model_settings":
 		c.ModelSettings, err = parseModelSettings(v)
+	case "mcp_plugins":
+		c.MCPPlugins, err = stringList(v)
+	case "mcp_tools":
+		c.MCPTools, err = stringListMap(v)
 	case "thinking_enabled":
 		if isNull(v) {
 			break
@@ -263,6 +313,33 @@ func stringList(n *yaml.Node) ([]string, error) {
 	return out, nil
 }
 
+// stringListMap returns a mapping of names to lists of strings, nil for
+// null.
+func stringListMap(n *yaml.Node) (map[string][]string, error) {
+	if isNull(n) {
+		return nil, nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil, errors.New("must be a mapping of server names to lists of tool names")
+	}
+	out := make(map[string][]string, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if k.Kind != yaml.ScalarNode || k.Tag != "!!str" {
+			return nil, errors.New("must be a mapping of server names to lists of tool names")
+		}
+		if _, dup := out[k.Value]; dup {
+			return nil, fmt.Errorf("server '%s' is named twice", k.Value)
+		}
+		l, err := stringList(n.Content[i+1])
+		if err != nil || l == nil {
+			return nil, fmt.Errorf("server '%s': must be a list of tool names", k.Value)
+		}
+		out[k.Value] = l
+	}
+	return out, nil
+}
+
 func parseModelSettings(n *yaml.Node) (*ModelSettings, error) {
 	if isNull(n) {
 		return nil, nil
@@ -301,7 +378,8 @@ func parseModelSettings(n *yaml.Node) (*ModelSettings, error) {
 
 // Marshal encodes c as config.yaml, DeerFlow's key order first (name,
 // description, model, tool_groups, skills, model_settings,
-// thinking_enabled, reasoning_effort) and then every other key in the
+// thinking_enabled, reasoning_effort, then mcp_plugins and mcp_tools) and
+// then every other key in the
 // order it was read. Absent values are left out; an empty list is kept.
 func (c *Config) Marshal() ([]byte, error) {
 	root := &yaml.Node{Kind: yaml.MappingNode}
@@ -347,6 +425,16 @@ func (c *Config) Marshal() ([]byte, error) {
 	}
 	if c.ReasoningEffort != "" {
 		add("reasoning_effort", str(c.ReasoningEffort))
+	}
+	if c.MCPPlugins != nil {
+		add("mcp_plugins", list(c.MCPPlugins))
+	}
+	if c.MCPTools != nil {
+		n := &yaml.Node{Kind: yaml.MappingNode}
+		for _, server := range slices.Sorted(maps.Keys(c.MCPTools)) {
+			n.Content = append(n.Content, str(server), list(c.MCPTools[server]))
+		}
+		add("mcp_tools", n)
 	}
 	for _, f := range c.extra {
 		add(f.key, f.value)

@@ -188,3 +188,55 @@ func FuzzParseConfig(f *testing.F) {
 		}
 	})
 }
+
+func TestParseConfigMCP(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		in          string
+		wantPlugins []string
+		wantTools   map[string][]string
+		wantErr     string
+	}{
+		{name: "absent: every server", in: "name: a\n"},
+		{name: "empty: none", in: "mcp_plugins: []\n", wantPlugins: []string{}},
+		{name: "servers and tools", in: "mcp_plugins: [github, notes]\nmcp_tools:\n  github: [search_code]\n",
+			wantPlugins: []string{"github", "notes"}, wantTools: map[string][]string{"github": {"search_code"}}},
+		{name: "tools without plugins", in: "mcp_tools: {github: [a]}\n", wantTools: map[string][]string{"github": {"a"}}},
+		{name: "tools of an unbound server", in: "mcp_plugins: [a]\nmcp_tools:\n  b: [x]\n", wantErr: "config.yaml:3: mcp_tools: server 'b' is not in mcp_plugins"},
+		{name: "plugins not a list", in: "mcp_plugins: github\n", wantErr: "config.yaml:1: mcp_plugins: must be a list of strings"},
+		{name: "tools not a mapping", in: "mcp_tools: [a]\n", wantErr: "config.yaml:1: mcp_tools: must be a mapping"},
+		{name: "empty plugin", in: "mcp_plugins: ['']\n", wantErr: "mcp_plugins: empty server name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := customagent.ParseConfig([]byte(tc.in), "dir")
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !cmp.Equal(tc.wantPlugins, c.MCPPlugins) || (tc.wantPlugins == nil) != (c.MCPPlugins == nil) {
+				t.Errorf("MCPPlugins = %#v, want %#v", c.MCPPlugins, tc.wantPlugins)
+			}
+			if diff := cmp.Diff(tc.wantTools, c.MCPTools); diff != "" {
+				t.Errorf("MCPTools (-want +got):\n%s", diff)
+			}
+			// A rewrite keeps both, with the nil / empty distinction.
+			out, err := c.Marshal()
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := customagent.ParseConfig(out, "dir")
+			if err != nil {
+				t.Fatalf("re-parse of %s: %v", out, err)
+			}
+			if (back.MCPPlugins == nil) != (c.MCPPlugins == nil) || !cmp.Equal(back.MCPPlugins, c.MCPPlugins, cmpopts.EquateEmpty()) ||
+				!cmp.Equal(back.MCPTools, c.MCPTools) || len(back.ExtraKeys()) != 0 {
+				t.Errorf("round trip of\n%s: plugins %#v tools %#v extra %v", out, back.MCPPlugins, back.MCPTools, back.ExtraKeys())
+			}
+		})
+	}
+}

@@ -168,7 +168,7 @@ func finalOutcome(out *agent.Outcome, last model.Message, tokenCapped bool) outc
 // that are left.
 func (x *Executor) tools(ctx context.Context, typ Type, req builtin.TaskRequest, modelName string) ([]*tool.Tool, *deferred.Deferred, error) {
 	ts, err := x.opts.Assembler.Assemble(ctx, toolset.Options{Config: x.cfg, Groups: req.ToolGroups,
-		IncludeMCP: true, ModelName: modelName, SubagentEnabled: false})
+		IncludeMCP: true, User: req.UserID, ModelName: modelName, SubagentEnabled: false})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -178,6 +178,9 @@ func (x *Executor) tools(ctx context.Context, typ Type, req builtin.TaskRequest,
 			slices.Contains(typ.DisallowedTools, name)
 	})
 	entries = agent.FilterEntries(ctx, x.opts.Authorizer, req.Context, entries)
+	// The parent agent's MCP servers (mcp_plugins), already checked when
+	// the parent was built.
+	entries = agent.BindAgentMCP(entries, agent.MCPSpecFromContext(req.Context), nil, x.logger)
 	var servers map[string]config.MCPServer
 	if x.cfg.ToolSearch.Enabled && x.opts.MCPServers != nil {
 		servers = x.opts.MCPServers()
@@ -186,7 +189,9 @@ func (x *Executor) tools(ctx context.Context, typ Type, req builtin.TaskRequest,
 	if m, ok := x.cfg.Model(modelName); ok {
 		window = m.ContextWindow()
 	}
-	def, err := agent.DeferTools(entries, agent.DeferOptions{Catalogs: x.opts.Catalogs, Config: x.cfg.ToolSearch, Servers: servers, ContextWindow: window})
+	chat, _ := x.model(ctx, modelName) // built by the caller already
+	def, err := agent.DeferTools(entries, agent.DeferOptions{Catalogs: x.opts.Catalogs, Config: x.cfg.ToolSearch, Servers: servers,
+		ContextWindow: window, Model: chat})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -194,7 +199,7 @@ func (x *Executor) tools(ctx context.Context, typ Type, req builtin.TaskRequest,
 	for _, en := range entries {
 		tools = append(tools, en.Tool)
 	}
-	if def != nil && !slices.ContainsFunc(tools, func(t *tool.Tool) bool { return t.Name == def.ToolSearch.Name }) {
+	if def != nil && def.ToolSearch != nil && !slices.ContainsFunc(tools, func(t *tool.Tool) bool { return t.Name == def.ToolSearch.Name }) {
 		tools = append(tools, def.ToolSearch)
 	}
 	return tools, def, nil
