@@ -60,6 +60,7 @@ func (r *runState) requestMessages() []model.Message {
 		k := len(b.msgs)
 		b.msgs = append(b.msgs, state...)
 		r.state.Messages = b.msgs[k:]
+		r.moved(state, r.state.Messages)
 		state = r.state.Messages
 		if len(state) > 0 {
 			first = &state[0]

@@ -102,6 +102,10 @@ type runState struct {
 	// req is the request's messages of the last step (see
 	// requestMessages).
 	req requestBuffer
+	// written is the state's messages as of checkpoint parent, in the
+	// state's array while the run only appended to them since (see
+	// keptMessages).
+	written []model.Message
 }
 
 func (a *Agent) run(ctx context.Context, in Input, emit func(Event, error)) (*Outcome, error) {
@@ -248,6 +252,7 @@ func (r *runState) load(ctx context.Context) error {
 			return err
 		default:
 			r.state, r.step, r.parent = cp.State, cp.Step+1, cp.ID
+			r.written = cp.State.Messages
 		}
 	}
 	if err := s.CreateRun(ctx, &store.Run{ID: r.in.RunID, ThreadID: r.in.ThreadID, UserID: r.in.UserID,
@@ -265,7 +270,7 @@ func (r *runState) checkpoint(ctx context.Context, source string) error {
 		return nil
 	}
 	cp := &store.Checkpoint{ThreadID: r.in.ThreadID, ParentID: r.parent, RunID: r.in.RunID, Step: r.step,
-		State: r.state, Metadata: map[string]any{"source": source}}
+		State: r.state, KeptMessages: r.keptMessages(), Metadata: map[string]any{"source": source}}
 	ctx, span := r.a.opts.Telemetry.Start(ctx, "antler.checkpoint", telemetry.Checkpoint(source, r.step)...)
 	err := s.PutCheckpoint(ctx, cp)
 	span.End(err)
@@ -274,7 +279,35 @@ func (r *runState) checkpoint(ctx context.Context, source string) error {
 	}
 	r.step++
 	r.parent = cp.ID
+	r.written = r.state.Messages[:len(r.state.Messages):len(r.state.Messages)]
 	return nil
+}
+
+// keptMessages is how many leading messages of the state are those of
+// checkpoint r.parent, unchanged (store.Checkpoint.KeptMessages): all of
+// them while the state's messages are still in the array they were
+// written from and only grew. The loop never writes a message below the
+// state's length in place (reducers copy on write, appends go past it),
+// so the same array and at least the same length mean the same messages.
+// Anything else (a summarization, a merge by id) gives the messages a new
+// array, and the store compares them all.
+func (r *runState) keptMessages() int {
+	w, now := r.written, r.state.Messages
+	if len(w) == 0 || len(now) < len(w) || &now[0] != &w[0] {
+		return 0
+	}
+	return len(w)
+}
+
+// moved records that the loop copied the state's messages from one array
+// to another (an append that outgrew its array, the move into the request
+// buffer): the written messages, if from held them, are now in to.
+func (r *runState) moved(from, to []model.Message) {
+	w := r.written
+	if len(w) == 0 || len(from) < len(w) || len(to) < len(w) || &from[0] != &w[0] || &to[0] == &from[0] {
+		return
+	}
+	r.written = to[:len(w):len(w)]
 }
 
 // finishWriteTimeout bounds each write of finish. Each has a fresh
@@ -388,12 +421,26 @@ func (r *runState) modelStep(ctx context.Context, h tool.ModelHandler) (model.Me
 }
 
 // appendMessage adds m to the state: a message with an id the run just
-// generated is appended directly; any other goes through the messages
-// reducer (same id replaces).
+// generated, or with an id the state does not hold (the reducer would
+// append it too), is appended directly, without the reducer's copy and
+// index of the history; any other goes through the messages reducer (same
+// id replaces, a removal deletes).
 func (r *runState) appendMessage(m model.Message, fresh bool) {
-	if fresh {
+	if fresh || (!m.Remove && !hasMessage(r.state.Messages, m.ID)) {
+		old := r.state.Messages
 		r.state.Messages = append(r.state.Messages, m)
+		r.moved(old, r.state.Messages)
 		return
 	}
 	r.state.Messages = thread.MergeMessages(r.state.Messages, []model.Message{m})
+}
+
+// hasMessage reports whether msgs holds a message with id.
+func hasMessage(msgs []model.Message, id string) bool {
+	for i := range msgs {
+		if msgs[i].ID == id {
+			return true
+		}
+	}
+	return false
 }

@@ -90,8 +90,20 @@ type Checkpoint struct {
 	ParentID string
 	RunID    string
 	// Step counts the steps of the thread's history (input, model, tools).
-	Step  int
+	Step int
+	// State is the thread's state. A state read from a store may share
+	// its messages with the store's cache: append to them (appending
+	// copies) or copy them, never write them in place.
 	State *thread.State
+	// KeptMessages, when positive, is the writer's promise that the
+	// first KeptMessages messages of State are the parent checkpoint's
+	// first KeptMessages messages, unchanged (the agent loop only appends
+	// between its steps): a store then reuses their rows without
+	// encoding them, and a step costs what it added, not the thread's
+	// history. 0 means unknown: the store compares every message with
+	// the parent's. Ignored when larger than either's messages. Not
+	// stored.
+	KeptMessages int
 	// Metadata is free-form (source: "input" | "loop", writer, ...).
 	Metadata  map[string]any
 	CreatedAt time.Time

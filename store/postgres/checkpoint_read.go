@@ -23,16 +23,21 @@ type row struct {
 
 // rawRow is a checkpoint row before its messages are read.
 type rawRow struct {
-	cp    *store.Checkpoint
-	state []byte
-	ids   []int64
-	split bool // the messages are rows of their own
+	cp     *store.Checkpoint
+	state  []byte
+	ranges []byte
+	ids    []int64
+	split  bool          // the messages are rows of their own
+	cached *cpmsg.Parent // the cache's decoded messages of the checkpoint
 }
 
 // readCheckpoints runs a checkpoint query and reads the message rows of
 // the checkpoints it returns (one query over their id span), in one
 // repeatable-read transaction, so that retention cannot delete them in
-// between. With parents each row also gets its Parent.
+// between. A checkpoint whose decoded messages the cache keeps (the
+// newest one of a thread that this replica wrote or read, unless another
+// replica wrote a newer one since) reads none. With parents each row also
+// gets its Parent.
 func (s *Store) readCheckpoints(ctx context.Context, parents bool, query string, args ...any) ([]row, error) {
 	var out []row
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
@@ -45,7 +50,20 @@ func (s *Store) readCheckpoints(ctx context.Context, parents bool, query string,
 			return err
 		}
 		var lo, hi int64
-		for _, r := range raws {
+		for i, r := range raws {
+			if r.split {
+				raws[i].cached = s.parents.Lookup(r.cp.ThreadID, r.cp.ID, r.ranges)
+			}
+			if raws[i].cached != nil {
+				continue
+			}
+			if r.split {
+				var err error
+				if raws[i].ids, err = cpmsg.DecodeRanges(r.ranges); err != nil {
+					return fmt.Errorf("checkpoint %s: %w", r.cp.ID, err)
+				}
+				r.ids = raws[i].ids
+			}
 			if l, h := cpmsg.Span(r.ids); h > 0 {
 				if lo == 0 || l < lo {
 					lo = l
@@ -70,7 +88,7 @@ func (s *Store) readCheckpoints(ctx context.Context, parents bool, query string,
 				return err
 			}
 		}
-		out, err = assemble(raws, bodies, parents)
+		out, err = s.assemble(raws, bodies, parents)
 		return err
 	})
 	return out, err
@@ -89,32 +107,38 @@ func scanRaw(r pgx.CollectableRow) (rawRow, error) {
 	}
 	cp.Metadata, cp.CreatedAt = m, cp.CreatedAt.UTC()
 	raw.cp = &cp
-	if msgs != nil {
-		raw.split = true
-		if raw.ids, err = cpmsg.DecodeRanges(msgs); err != nil {
-			return raw, fmt.Errorf("checkpoint %s: %w", cp.ID, err)
-		}
-	}
+	raw.split, raw.ranges = msgs != nil, msgs
 	return raw, nil
 }
 
-func assemble(raws []rawRow, bodies map[int64][]byte, parents bool) ([]row, error) {
+func (s *Store) assemble(raws []rawRow, bodies map[int64][]byte, parents bool) ([]row, error) {
 	out := make([]row, len(raws))
 	for i, r := range raws {
 		out[i].cp = r.cp
-		if !r.split {
+		switch {
+		case !r.split:
 			var st thread.State
 			if err := json.Unmarshal(r.state, &st); err != nil {
 				return nil, fmt.Errorf("decode state of checkpoint %s: %w", r.cp.ID, err)
 			}
 			r.cp.State = &st
-			continue
+		case r.cached != nil:
+			st, err := cpmsg.Reuse(r.state, r.cached)
+			if err != nil {
+				return nil, err
+			}
+			r.cp.State = st
+			if parents {
+				out[i].parent = r.cached
+			}
+		default:
+			st, parent, err := cpmsg.Assemble(r.cp.ID, r.state, r.ranges, r.ids, bodies, parents)
+			if err != nil {
+				return nil, err
+			}
+			s.parents.Count(0, len(r.ids))
+			r.cp.State, out[i].parent = st, parent
 		}
-		st, parent, err := cpmsg.Assemble(r.cp.ID, r.state, r.ids, bodies, parents)
-		if err != nil {
-			return nil, err
-		}
-		r.cp.State, out[i].parent = st, parent
 	}
 	return out, nil
 }

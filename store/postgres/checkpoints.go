@@ -94,7 +94,7 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp *store.Checkpoint) error {
 	if err != nil {
 		return err
 	}
-	s.parents.Put(cp.ThreadID, w.plan.Parent(cp.ID))
+	s.parents.Put(cp.ThreadID, w.plan.Parent(cp.ID, w.ranges))
 	if s.retention.Prunes(cp.Step) {
 		if err := s.prune(ctx, cp.ThreadID); err != nil {
 			// The checkpoint is written; the next pruning step retries.
@@ -126,12 +126,13 @@ func (s *Store) planWrite(ctx context.Context, cp *store.Checkpoint, parent bool
 			return nil, fmt.Errorf("postgres: put checkpoint: %w", err)
 		}
 	}
-	plan, err := cpmsg.NewPlan(cp.State, p)
+	plan, err := cpmsg.NewPlan(cp.State, p, cp.KeptMessages)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
+	s.parents.Count(len(plan.Refs), 0)
 	w := &write{plan: plan, drops: plan.Drops && !legacy}
-	if p != nil && len(plan.New) < len(plan.Refs) {
+	if p != nil && (plan.Kept > 0 || len(plan.New) < len(plan.Refs)) {
 		w.reuses = p.CheckpointID
 	}
 	if len(plan.New) > 0 {

@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -24,6 +25,18 @@ func TestCheckpoints(t *testing.T) {
 		t.Cleanup(func() { s.Close() })
 		return s
 	}, sizes)
+}
+
+func TestStepCost(t *testing.T) {
+	storetest.RunStepCost(t, func(t *testing.T) store.Store {
+		url, schema := pgtest.Schema(t)
+		s, err := postgres.Open(t.Context(), url, postgres.Options{Schema: schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}, func(s store.Store) (int64, int64) { return postgres.Counts(s.(*postgres.Store)) })
 }
 
 // sizes measures a thread's rows.
@@ -106,5 +119,59 @@ func TestMigratesVersion4Checkpoints(t *testing.T) {
 	}
 	if _, rows := sizes(t, s, "t"); rows != 3 {
 		t.Errorf("%d message rows, want 3", rows)
+	}
+}
+
+// TestReplicasReadEachOthersCheckpoints: each replica keeps the latest
+// checkpoint it wrote or read in memory; a checkpoint another replica
+// wrote since is read from the database, and a write that continues it
+// (with KeptMessages) is read back whole by the first.
+func TestReplicasReadEachOthersCheckpoints(t *testing.T) {
+	url, schema := pgtest.Schema(t)
+	var rs [2]*postgres.Store
+	for i := range rs {
+		s, err := postgres.Open(t.Context(), url, postgres.Options{Schema: schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		rs[i] = s
+	}
+	ctx := t.Context()
+	if err := rs[0].CreateThread(ctx, &store.Thread{ID: "t", UserID: "u"}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := []model.Message{model.UserText("q0")}
+	parent := ""
+	for i := range 6 {
+		w, r := rs[i%2], rs[(i+1)%2]
+		// The writer continues the latest checkpoint as it reads it.
+		kept := 0
+		if parent != "" {
+			cp, err := w.LatestCheckpoint(ctx, "t")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cp.ID != parent {
+				t.Fatalf("step %d: replica %d reads checkpoint %s as the latest, want %s", i, i%2, cp.ID, parent)
+			}
+			kept = len(cp.State.Messages)
+			msgs = append(cp.State.Messages, model.Message{ID: fmt.Sprintf("a%d", i), Role: model.RoleAssistant, Content: fmt.Sprint("answer ", i)})
+		}
+		cp := &store.Checkpoint{ThreadID: "t", ParentID: parent, Step: i, KeptMessages: kept, State: &thread.State{Messages: msgs}}
+		if err := w.PutCheckpoint(ctx, cp); err != nil {
+			t.Fatal(err)
+		}
+		parent = cp.ID
+		got, err := r.LatestCheckpoint(ctx, "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ID != cp.ID {
+			t.Fatalf("step %d: the other replica reads %s as the latest, want %s", i, got.ID, cp.ID)
+		}
+		if diff := cmp.Diff(msgs, got.State.Messages); diff != "" {
+			t.Fatalf("step %d: the other replica reads (-want +got):\n%s", i, diff)
+		}
 	}
 }

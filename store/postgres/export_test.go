@@ -9,3 +9,7 @@ const (
 	LostLeaseError   = lostLeaseError
 	OrphanedRunError = orphanedRunError
 )
+
+// Counts returns the messages s has encoded for writing and decoded from
+// their rows.
+func Counts(s *Store) (encoded, decoded int64) { return s.parents.Counts() }

@@ -43,10 +43,11 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp *store.Checkpoint) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: put checkpoint: %w", err)
 	}
-	plan, err := cpmsg.NewPlan(cp.State, parent)
+	plan, err := cpmsg.NewPlan(cp.State, parent, cp.KeptMessages)
 	if err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
+	s.parents.Count(len(plan.Refs), 0)
 	title := ""
 	if cp.State != nil {
 		title = cp.State.Title
@@ -96,7 +97,7 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp *store.Checkpoint) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: put checkpoint: %w", err)
 	}
-	s.parents.Put(cp.ThreadID, plan.Parent(cp.ID))
+	s.parents.Put(cp.ThreadID, plan.Parent(cp.ID, ranges))
 	return nil
 }
 
@@ -117,7 +118,7 @@ func (s *Store) parentOf(ctx context.Context, tx *sql.Tx, cp *store.Checkpoint) 
 	if p := s.parents.Get(cp.ThreadID, cp.ParentID); p != nil {
 		return p, false, nil
 	}
-	rows, err := readCheckpoints(ctx, tx, true, `SELECT `+checkpointCols+` FROM checkpoints WHERE thread_id = ? AND id = ?`,
+	rows, err := s.readCheckpoints(ctx, tx, true, `SELECT `+checkpointCols+` FROM checkpoints WHERE thread_id = ? AND id = ?`,
 		cp.ThreadID, cp.ParentID)
 	if err != nil || len(rows) == 0 {
 		return nil, false, err
@@ -197,18 +198,22 @@ type querier interface {
 
 // readCheckpoints runs a checkpoint query and reads the message rows of
 // the checkpoints it returns (with one query over their id span), in the
-// transaction q, so that retention cannot delete them in between.
-// With parents each row also gets its Parent.
-func readCheckpoints(ctx context.Context, q querier, parents bool, query string, args ...any) ([]row, error) {
+// transaction q, so that retention cannot delete them in between. A
+// checkpoint whose decoded messages the cache keeps (the newest one of a
+// thread, written or read before) reads none. With parents each row also
+// gets its Parent.
+func (s *Store) readCheckpoints(ctx context.Context, q querier, parents bool, query string, args ...any) ([]row, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
 	type raw struct {
-		cp    *store.Checkpoint
-		state []byte
-		ids   []int64
-		delta bool
+		cp     *store.Checkpoint
+		state  []byte
+		ranges []byte
+		ids    []int64
+		delta  bool
+		cached *cpmsg.Parent
 	}
 	var raws []raw
 	var lo, hi int64
@@ -230,8 +235,12 @@ func readCheckpoints(ctx context.Context, q querier, parents bool, query string,
 		cp.Metadata, cp.CreatedAt = m, fromNanos(created)
 		r.cp = &cp
 		if msgs.Valid {
-			r.delta = true
-			if r.ids, err = cpmsg.DecodeRanges([]byte(msgs.String)); err != nil {
+			r.delta, r.ranges = true, []byte(msgs.String)
+			if r.cached = s.parents.Lookup(cp.ThreadID, cp.ID, r.ranges); r.cached != nil {
+				raws = append(raws, r)
+				continue
+			}
+			if r.ids, err = cpmsg.DecodeRanges(r.ranges); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("checkpoint %s: %w", cp.ID, err)
 			}
@@ -256,19 +265,28 @@ func readCheckpoints(ctx context.Context, q querier, parents bool, query string,
 	out := make([]row, len(raws))
 	for i, r := range raws {
 		out[i].cp = r.cp
-		if !r.delta {
+		switch {
+		case !r.delta:
 			var st thread.State
 			if err := json.Unmarshal(r.state, &st); err != nil {
 				return nil, fmt.Errorf("decode state of checkpoint %s: %w", r.cp.ID, err)
 			}
 			r.cp.State = &st
-			continue
+		case r.cached != nil:
+			if r.cp.State, err = cpmsg.Reuse(r.state, r.cached); err != nil {
+				return nil, err
+			}
+			if parents {
+				out[i].parent = r.cached
+			}
+		default:
+			st, parent, err := cpmsg.Assemble(r.cp.ID, r.state, r.ranges, r.ids, bodies, parents)
+			if err != nil {
+				return nil, err
+			}
+			s.parents.Count(0, len(r.ids))
+			r.cp.State, out[i].parent = st, parent
 		}
-		st, parent, err := cpmsg.Assemble(r.cp.ID, r.state, r.ids, bodies, parents)
-		if err != nil {
-			return nil, err
-		}
-		r.cp.State, out[i].parent = st, parent
 	}
 	return out, nil
 }
@@ -301,7 +319,7 @@ func (s *Store) read(ctx context.Context, parents bool, query string, args ...an
 		return nil, err
 	}
 	defer tx.Rollback()
-	rows, err := readCheckpoints(ctx, tx, parents, query, args...)
+	rows, err := s.readCheckpoints(ctx, tx, parents, query, args...)
 	if err != nil {
 		return nil, err
 	}

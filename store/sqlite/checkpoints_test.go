@@ -27,6 +27,17 @@ func TestCheckpoints(t *testing.T) {
 	}, sizes)
 }
 
+func TestStepCost(t *testing.T) {
+	storetest.RunStepCost(t, func(t *testing.T) store.Store {
+		s, err := sqlite.OpenDir(t.TempDir(), sqlite.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}, func(s store.Store) (int64, int64) { return sqlite.Counts(s.(*sqlite.Store)) })
+}
+
 // sizes measures a thread's rows through a connection of its own.
 func sizes(t *testing.T, s store.Store, threadID string) (int64, int) {
 	t.Helper()
