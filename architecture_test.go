@@ -108,7 +108,7 @@ func TestArchitectureNamesEveryPackage(t *testing.T) {
 var layers = map[string]int{
 	"config": 0, "model": 0, "thread": 0, "vpath": 0, "community/netguard": 0, "internal/tmpl": 0,
 	"tool": 1, "store": 1, "store/cpmsg": 1, "shellcmd": 1, "telemetry": 1,
-	"sandbox": 2, "community": 2, "commandtool": 2, "mcptools": 2, "mcptools/mcpauth": 2, "mcptasks": 2, "memory": 2, "acptools": 2, "skills": 2, "skills/review": 2, "customagent": 2, "authz": 2,
+	"sandbox": 2, "community": 2, "community/browser": 2, "commandtool": 2, "mcptools": 2, "mcptools/mcpauth": 2, "mcptasks": 2, "memory": 2, "acptools": 2, "skills": 2, "skills/review": 2, "customagent": 2, "authz": 2,
 	"deferred": 2, "scheduler": 2, "toolpolicy": 2, "guardrails": 2, "deferred/internal/search": 2, "store/sqlite": 2, "store/postgres": 2, "model/openai": 2, "model/anthropic": 2, "model/gemini": 2, "model/modeltest": 2, "telemetry/telemetrytest": 2,
 	"toolset": 3, "builtin": 3,
 	"agent": 4, "subagent": 4,

@@ -1,0 +1,101 @@
+package browser
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/antlerhq/antler/thread"
+	"github.com/antlerhq/antler/tool"
+)
+
+// outputsVirtual is where screenshots appear to the model and the user.
+const outputsVirtual = "/mnt/user-data/outputs"
+
+type screenshotArgs struct {
+	Filename string `json:"filename,omitempty" jsonschema:"Optional file name; directories are dropped and the extension is always .png."`
+	FullPage bool   `json:"full_page,omitempty" jsonschema:"Capture the whole scrollable page instead of the visible viewport."`
+}
+
+// Screenshot is browser_screenshot: a PNG of the session's page written
+// into the thread's outputs folder, returned as its virtual path and
+// recorded as an artifact.
+func (t *Tools) Screenshot() *tool.Tool {
+	return tool.New(ScreenshotName, strings.TrimSpace(screenshotDescription),
+		func(ctx context.Context, call *tool.Call, in screenshotArgs) (*tool.Result, error) {
+			if call == nil || call.State == nil || call.State.ThreadData == nil || call.State.ThreadData.OutputsPath == "" {
+				return tool.Errorf("Thread outputs path is not available"), nil
+			}
+			dir := call.State.ThreadData.OutputsPath
+			return t.withSession(ctx, call, false, "screenshot", func(s *session) (*tool.Result, error) {
+				png, err := runAction(ctx, s, 0, screenshot(in.FullPage))
+				if err != nil {
+					return nil, err
+				}
+				name := t.screenshotName(in.Filename)
+				if err := writeFile(dir, name, png); err != nil {
+					return nil, fmt.Errorf("cannot write the screenshot: %w", err)
+				}
+				virtual := outputsVirtual + "/" + name
+				res := tool.Text("Saved browser screenshot: " + virtual)
+				res.Update = &thread.Update{Artifacts: []string{virtual}}
+				return res, nil
+			})
+		})
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// screenshotName is the model's file name without directories and
+// extension, or browser-capture-<UTC time>; unsafe characters become
+// "_", at most 100 of them, then ".png" (DeerFlow's rule).
+func (t *Tools) screenshotName(filename string) string {
+	stem := ""
+	if filename != "" {
+		base := path.Base(strings.ReplaceAll(filename, `\`, "/"))
+		stem = strings.TrimSuffix(base, path.Ext(base))
+	} else {
+		stem = "browser-capture-" + t.now().UTC().Format("20060102-150405")
+	}
+	stem = strings.Trim(unsafeName.ReplaceAllString(stem, "_"), "._-")
+	if len(stem) > 100 {
+		stem = stem[:100]
+	}
+	if stem == "" {
+		stem = "browser-capture"
+	}
+	return stem + ".png"
+}
+
+// writeFile writes data to dir/name (dir made if missing) through a
+// temporary file renamed into place, inside an os.Root so that a symlink
+// cannot lead it out of dir. An existing file of that name is replaced,
+// as DeerFlow replaces it.
+func writeFile(dir, name string, data []byte) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	tmp := "." + name + ".tmp"
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	werr = errors.Join(werr, f.Close())
+	if werr == nil {
+		werr = root.Rename(tmp, name)
+	}
+	if werr != nil {
+		_ = root.Remove(tmp)
+	}
+	return werr
+}
