@@ -105,21 +105,22 @@ func (s *Server) Elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elici
 	el := &elicitation{id: id, server: server, runID: rn.id, threadID: rn.threadID, userID: rn.userID,
 		card: card, answer: make(chan *mcp.ElicitResult, 1)}
 	if !s.addElicitation(el) {
-		return s.declineElicit(server, p, fmt.Sprintf("the run already waits for %d answers", s.maxElicits))
+		return s.declineElicit(server, p, fmt.Sprintf("the run already waits for %d answers", s.elicitMax()))
 	}
 	rn.openCard(askingCard{id: id, msg: card.msg})
 	defer rn.closeCard(id)
+	wait := s.elicitWait()
 	s.logger.Info("MCP server asks the user; waiting for the answer", "mcp_server", server, "run_id", rn.id,
-		"request_id", id, "timeout", s.elicitTimeout)
+		"request_id", id, "timeout", wait)
 
-	timer := time.NewTimer(s.elicitTimeout)
+	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	var why string
 	select {
 	case res := <-el.answer:
 		return res, nil
 	case <-timer.C:
-		why = "no answer within " + s.elicitTimeout.String()
+		why = "no answer within " + wait.String()
 	case <-ctx.Done():
 		why = "the call ended"
 	case <-s.baseCtx.Done():
@@ -130,6 +131,22 @@ func (s *Server) Elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elici
 	}
 	s.logger.Info("MCP server's question to the user cancelled", "mcp_server", server, "run_id", rn.id, "request_id", id, "reason", why)
 	return &mcp.ElicitResult{Action: "cancel"}, nil
+}
+
+// elicitWait is Options.ElicitationTimeout, 5 minutes when not positive.
+func (s *Server) elicitWait() time.Duration {
+	if s.elicitTimeout > 0 {
+		return s.elicitTimeout
+	}
+	return defaultElicitationTimeout
+}
+
+// elicitMax is Options.MaxElicitationsPerRun, 4 when not positive.
+func (s *Server) elicitMax() int {
+	if s.maxElicits > 0 {
+		return s.maxElicits
+	}
+	return defaultMaxElicitations
 }
 
 // declineElicit logs why a request is declined and declines it. A
@@ -155,7 +172,7 @@ func (s *Server) addElicitation(el *elicitation) bool {
 			n++
 		}
 	}
-	if n >= s.maxElicits {
+	if n >= s.elicitMax() {
 		return false
 	}
 	s.elicitSeq++
@@ -320,7 +337,10 @@ func (r *run) openCard(c askingCard) {
 		return
 	}
 	if r.modes&modeMessages != 0 {
-		r.appendLocked("messages", []any{messageDict(c.msg), r.meta("tools")})
+		// Not r.meta: the step belongs to the run's goroutine, and this
+		// is the MCP client's.
+		meta := map[string]any{"run_id": r.id, "thread_id": r.threadID, "langgraph_node": "tools", "tags": []string{}}
+		r.appendLocked("messages", []any{messageDict(c.msg), meta})
 	}
 	r.asking = append(r.asking, c)
 	if r.modes&modeValues != 0 {

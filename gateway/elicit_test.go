@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -72,8 +73,9 @@ func elicitEnv(t *testing.T, toolName string, opts func(*gateway.Options)) *env 
 }
 
 // askUntilCard starts the run and reads its stream, which ends with the
-// card while the run waits; it returns the run id and the card message.
-func (e *env) askUntilCard(tid string) (string, map[string]any) {
+// card of the call callID while the run waits; it returns the run id and
+// the card message.
+func (e *env) askUntilCard(tid, callID string) (string, map[string]any) {
 	e.t.Helper()
 	resp := e.startStream(tid, "", runBody(tid, humanInput("Book it", nil)))
 	rid, _ := runIDFrom(resp.Header.Get("Content-Location"), tid)
@@ -87,7 +89,7 @@ func (e *env) askUntilCard(tid string) (string, map[string]any) {
 	}
 	msgs := messagesOf(tr.Last())
 	card := msgs[len(msgs)-1]
-	if card["type"] != "tool" || card["name"] != "ask_clarification" || card["tool_call_id"] != "call_1" {
+	if card["type"] != "tool" || card["name"] != "ask_clarification" || card["tool_call_id"] != callID {
 		e.t.Fatalf("last message of the stream = %v", card)
 	}
 	if streamed := tr.Messages[card["id"].(string)]; streamed == nil {
@@ -139,7 +141,7 @@ func (e *env) answerCard(tid, rid string, msg map[string]any) string {
 func TestElicitation_formRoundTrip(t *testing.T) {
 	e := elicitEnv(t, "book", nil)
 	tid := uuid.NewString()
-	rid, card := e.askUntilCard(tid)
+	rid, card := e.askUntilCard(tid, "call_1")
 
 	hi := humanInputOf(card)
 	want := map[string]any{
@@ -248,7 +250,7 @@ func TestElicitation_answers(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := elicitEnv(t, tt.tool, nil)
 			tid := uuid.NewString()
-			rid, card := e.askUntilCard(tid)
+			rid, card := e.askUntilCard(tid, "call_1")
 			hi := humanInputOf(card)
 			if tt.tool != "book" {
 				if hi["input_mode"] != "single_choice" || len(hi["options"].([]any)) != 3 {
@@ -312,7 +314,7 @@ func TestElicitation_timeoutCancels(t *testing.T) {
 func TestElicitation_cancelRunEndsTheWait(t *testing.T) {
 	e := elicitEnv(t, "book", nil)
 	tid := uuid.NewString()
-	rid, card := e.askUntilCard(tid)
+	rid, card := e.askUntilCard(tid, "call_1")
 	if got := e.status("POST", "/api/threads/"+tid+"/runs/"+rid+"/cancel?wait=1", "", nil); got != http.StatusNoContent {
 		t.Fatalf("cancel: status %d", got)
 	}
@@ -331,7 +333,7 @@ func TestElicitation_cancelRunEndsTheWait(t *testing.T) {
 func TestElicitation_answerElsewhereFails(t *testing.T) {
 	e := elicitEnv(t, "book", nil)
 	tid := uuid.NewString()
-	_, card := e.askUntilCard(tid)
+	_, card := e.askUntilCard(tid, "call_1")
 	other := newEnv(t, envOptions{})
 	answer := elicitAnswer(humanInputOf(card), "text", "", `Date: 2026-01-02 [values: {"date":"2026-01-02"}]`)
 	resp := other.do("POST", "/api/threads/"+tid+"/runs/stream", "", runBody(tid, answer))
@@ -339,5 +341,55 @@ func TestElicitation_answerElsewhereFails(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusConflict || !strings.Contains(string(body), "another gateway replica") {
 		t.Errorf("answer on another gateway: status %d: %s", resp.StatusCode, body)
+	}
+}
+
+// TestElicitation_perRunBound: beyond MaxElicitationsPerRun questions
+// waiting in one run, more are declined at once: of two parallel calls
+// that both ask, with a bound of 1, one waits for its card and the
+// other's server gets "decline" (the card is answered only after that,
+// so that both questions were asked while the first waited).
+func TestElicitation_perRunBound(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "asker", Version: "1"}, nil)
+	declined := make(chan struct{}, 2)
+	srv.AddTool(&mcp.Tool{Name: "confirm", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Sure?", RequestedSchema: map[string]any{"type": "object"}})
+			if err != nil {
+				return nil, err
+			}
+			if res.Action == "decline" {
+				declined <- struct{}{}
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Action}}}, nil
+		})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	m := modeltest.New(
+		modeltest.Turn{ToolCalls: []model.ToolCall{
+			{ID: "call_1", Name: "asker_confirm", Arguments: json.RawMessage(`{}`)},
+			{ID: "call_2", Name: "asker_confirm", Arguments: json.RawMessage(`{}`)}}},
+		modeltest.Turn{Func: func(req *model.Request) modeltest.Turn {
+			var results []string
+			for _, m := range req.Messages {
+				if m.Role == model.RoleTool {
+					results = append(results, m.Content)
+				}
+			}
+			slices.Sort(results)
+			return modeltest.Turn{Text: strings.Join(results, " ")}
+		}},
+	)
+	ext, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"asker": map[string]any{"enabled": true, "type": "http", "url": hs.URL}}, "skills": map[string]any{}})
+	e := newEnv(t, envOptions{model: m, elicit: true, extensions: string(ext),
+		gateway: func(o *gateway.Options) { o.MaxElicitationsPerRun = 1 }})
+	tid := uuid.NewString()
+	// Two calls of the run are in flight on the session: which one asked
+	// is unknown, and the card names no call.
+	rid, card := e.askUntilCard(tid, "")
+	<-declined
+	if got := e.answerCard(tid, rid, elicitAnswer(humanInputOf(card), "option", "accept", "accept")); got != "accept decline" {
+		t.Errorf("the server got %q, want one accept and one decline", got)
 	}
 }

@@ -42,7 +42,8 @@ func (s *Server) messagesPage(w http.ResponseWriter, r *http.Request, u *princip
 		s.internal(w, "cannot read the thread state", err)
 		return
 	}
-	msgs = append(msgs, s.pendingCards(th.ID)...) // MCP questions waiting (elicit.go)
+	// The MCP servers' questions waiting for the user (elicit.go).
+	msgs = append(msgs, s.pendingCards(th.ID)...)
 	end := len(msgs) // exclusive index of the page's last row
 	if v := r.URL.Query().Get("before_seq"); v != "" {
 		n, err := strconv.Atoi(v)

@@ -179,3 +179,75 @@ func TestElicitField_Parse(t *testing.T) {
 		})
 	}
 }
+
+// TestElicitationCall_attributesTheRun: the handler's ctx names the call
+// whose request the elicitation serves when the calls in flight on the
+// asking session are one run's (two calls of one run: a copy without
+// id), and none when calls of another run share the session, so that an
+// elicitation never reaches the wrong user.
+func TestElicitationCall_attributesTheRun(t *testing.T) {
+	tests := []struct {
+		name   string
+		holder *tool.Call // a call in flight on the session meanwhile; nil for none
+		want   *tool.Call
+	}{
+		{"one call", nil, &tool.Call{ID: "c1", RunID: "r1", ThreadID: "t1", UserID: "u1"}},
+		{"two calls of one run", &tool.Call{ID: "c0", RunID: "r1", ThreadID: "t1", UserID: "u1"},
+			&tool.Call{RunID: "r1", ThreadID: "t1", UserID: "u1"}},
+		{"a call of another run shares the session", &tool.Call{ID: "c0", RunID: "r2", ThreadID: "t2", UserID: "u2"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := mcp.NewServer(&mcp.Implementation{Name: "asker", Version: "1"}, nil)
+			held, release := make(chan struct{}), make(chan struct{})
+			srv.AddTool(&mcp.Tool{Name: "hold", InputSchema: map[string]any{"type": "object"}},
+				func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					close(held)
+					<-release
+					return &mcp.CallToolResult{}, nil
+				})
+			srv.AddTool(&mcp.Tool{Name: "ask", InputSchema: map[string]any{"type": "object"}},
+				func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					_, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "ok?", RequestedSchema: map[string]any{"type": "object"}})
+					return &mcp.CallToolResult{}, err
+				})
+			var got *tool.Call
+			m := newManager(t, mcptools.Options{
+				Extensions: mcptools.Static(parseExt(t, `{"mem": `+memServerJSON("")+`}`)),
+				Dial:       memServers{"mem": srv}.dial,
+				ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					if c := mcptools.ElicitationCall(ctx); c != nil {
+						got = &tool.Call{ID: c.ID, RunID: c.RunID, ThreadID: c.ThreadID, UserID: c.UserID}
+					}
+					return &mcp.ElicitResult{Action: "decline"}, nil
+				},
+			})
+			tools, err := m.Tools(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			byName := map[string]*toolT{}
+			for _, tl := range tools {
+				byName[tl.Name] = tl
+			}
+			holding := make(chan struct{})
+			if tt.holder != nil {
+				go func() {
+					defer close(holding)
+					byName["mem_hold"].Handler(context.Background(), tt.holder, json.RawMessage(`{}`))
+				}()
+				<-held
+			} else {
+				close(holding)
+			}
+			if _, err := byName["mem_ask"].Handler(t.Context(), &tool.Call{ID: "c1", RunID: "r1", ThreadID: "t1", UserID: "u1"}, json.RawMessage(`{}`)); err != nil {
+				t.Fatal(err)
+			}
+			close(release)
+			<-holding
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("ElicitationCall (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
