@@ -28,6 +28,10 @@ const (
 type Builtins struct {
 	// PresentFiles and AskClarification are always added.
 	PresentFiles, AskClarification *tool.Tool
+	// ListBackgroundTasks and CancelBackgroundTask are added, before
+	// list_uploaded_files, when the MCP task runtime runs (mcp_tasks
+	// enabled), for the lead agent and subagents, as DeerFlow adds them.
+	ListBackgroundTasks, CancelBackgroundTask *tool.Tool
 	// ListUploadedFiles is always added. As in DeerFlow, the assembler
 	// that subagents use has none: their state does not know which
 	// files the current run uploaded.
@@ -401,6 +405,8 @@ func (a *Assembler) combine(cfg *config.Config, opts Options, configTools []reso
 func (a *Assembler) builtinTools(cfg *config.Config, opts Options) []*tool.Tool {
 	b := a.Builtins
 	tools := []*tool.Tool{b.PresentFiles, b.AskClarification, b.ListUploadedFiles}
+	// The background-task tools go before list_uploaded_files, the last.
+	tools = slices.Insert(tools, len(tools)-1, b.ListBackgroundTasks, b.CancelBackgroundTask)
 	if cfg.SkillEvolution.Enabled {
 		tools = append(tools, b.SkillManage)
 	}
