@@ -3,6 +3,7 @@ package agent
 import (
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/deferred"
+	"github.com/antlerhq/antler/model"
 	"github.com/antlerhq/antler/tool"
 	"github.com/antlerhq/antler/toolset"
 )
@@ -36,6 +37,10 @@ type DeferOptions struct {
 	// ContextWindow is the run model's context window in tokens (0:
 	// unknown, taken as DefaultContextWindow).
 	ContextWindow int
+	// Model is the run's model: with tool_search.provider_search set and
+	// a model that searches tools itself (model.ToolSearcher), the
+	// provider's search replaces tool_search (nil: tool_search).
+	Model model.ChatModel
 }
 
 // DeferTools sets up deferred tools over a run's tool list when the
@@ -55,6 +60,9 @@ func DeferTools(entries []toolset.Entry, o DeferOptions) (*deferred.Deferred, er
 		if names[e.Tool.Name] {
 			tools = append(tools, e.Tool)
 		}
+	}
+	if v := o.Config.ProviderSearch; v != "" && o.Model != nil && model.SearchesTools(o.Model) {
+		return o.Catalogs.SetupProviderSearch(tools, o.Config, v)
 	}
 	return o.Catalogs.SetupRouted(tools, o.Config, o.Servers)
 }

@@ -41,6 +41,10 @@ type namedModel struct {
 	name string
 }
 
+// Unwrap returns the model n names, so that its capabilities
+// (model.SearchesTools) show through.
+func (n *namedModel) Unwrap() model.ChatModel { return n.ChatModel }
+
 // ModelName returns the name NamedModel gave m, "" when it has none.
 func ModelName(m model.ChatModel) string {
 	if n, ok := m.(*namedModel); ok {

@@ -158,6 +158,12 @@ type ToolSearch struct {
 	// wins over the server's defer and the section's; tool_search itself
 	// cannot be named.
 	Tools map[string]string `yaml:"tools"`
+	// ProviderSearch hands the search to the model's provider where it
+	// has its own (Anthropic's tool search tool): "regex" or "bm25" sends
+	// every deferred tool with defer_loading and that search tool instead
+	// of binding tool_search; "" (the default) always searches here.
+	// Models without one search here either way.
+	ProviderSearch string `yaml:"provider_search"`
 	// Embeddings turns on hybrid search: dense ranks from an
 	// OpenAI-compatible embeddings endpoint fused with the lexical ones
 	// (Antler's own; off when its model is unset).

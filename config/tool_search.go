@@ -60,6 +60,11 @@ func (p *parser) validateToolSearch() {
 	}
 	atLeast(p, "tool_search.auto_tool_count", ts.AutoToolCount, 0)
 	p.validateToolSearchEmbeddings(&ts.Embeddings)
+	switch ts.ProviderSearch {
+	case "", "regex", "bm25":
+	default:
+		p.invalid("tool_search.provider_search", `must be "regex", "bm25" or empty, not %q`, ts.ProviderSearch)
+	}
 	for _, name := range sortedKeys(ts.Tools) {
 		key := joinKey("tool_search.tools", name)
 		if name == toolSearchName {

@@ -44,6 +44,10 @@ func TestToolSearchDeferral(t *testing.T) {
 			err: `tool_search.embeddings.base_url: must be an http or https URL, got "ftp://x"`},
 		{name: "embeddings negative timeout", src: "tool_search:\n  embeddings: {model: m, query_timeout_ms: -5}\n",
 			err: "tool_search.embeddings.query_timeout_ms: must be at least 1, got -5"},
+		{name: "provider search", src: "tool_search: {provider_search: bm25}\n",
+			want: config.ToolSearch{AutoPromoteTopK: 3, MaxResults: 5, Defer: "always", AutoContextPercent: 10, ProviderSearch: "bm25"}},
+		{name: "unknown provider search", src: "tool_search: {provider_search: vector}\n",
+			err: `tool_search.provider_search: must be "regex", "bm25" or empty, not "vector"`},
 		{name: "tool_search itself", src: "tool_search:\n  tools: {tool_search: always}\n", err: "tool_search.tools.tool_search: tool_search cannot be deferred"},
 	}
 	for _, tt := range tests {

@@ -70,7 +70,7 @@ func TestTypos_configYAML(t *testing.T) {
 		{
 			name: "no near key lists the known keys",
 			doc:  "tool_search:\n  zzz: 1\n",
-			want: `config.yaml:2: tool_search.zzz: unknown key "zzz" (known keys: auto_context_percent, auto_promote_top_k, auto_tool_count, defer, embeddings, enabled, max_results, tools)`,
+			want: `config.yaml:2: tool_search.zzz: unknown key "zzz" (known keys: auto_context_percent, auto_promote_top_k, auto_tool_count, defer, embeddings, enabled, max_results, provider_search, tools)`,
 		},
 	}
 	for _, tt := range tests {

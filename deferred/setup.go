@@ -18,8 +18,12 @@ type Deferred struct {
 	// Catalog holds the deferred tools.
 	Catalog *Catalog
 	// ToolSearch is the tool_search tool; the factory adds it to the
-	// bound tools.
+	// bound tools. nil when the provider searches (ProviderSearch).
 	ToolSearch *tool.Tool
+	// ProviderSearch is the provider's own search variant the requests
+	// ask for (model.ToolSearchRegex or model.ToolSearchBM25; see
+	// CatalogCache.SetupProviderSearch); "" when tool_search searches.
+	ProviderSearch string
 	// FilterModel removes unpromoted schemas from model requests; it goes
 	// in the model middleware chain after any middleware that writes
 	// promotions (routing).

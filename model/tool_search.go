@@ -35,3 +35,20 @@ func ToolReferences(msg Message) []string {
 	}
 	return nil
 }
+
+// SearchesTools reports whether m's provider has its own tool search,
+// looking through wrappers that expose the model they wrap with an
+// Unwrap() ChatModel method.
+func SearchesTools(m ChatModel) bool {
+	for range 16 { // wrappers nest a few levels at most
+		if ts, ok := m.(ToolSearcher); ok {
+			return ts.SupportsToolSearch()
+		}
+		u, ok := m.(interface{ Unwrap() ChatModel })
+		if !ok {
+			return false
+		}
+		m = u.Unwrap()
+	}
+	return false
+}
