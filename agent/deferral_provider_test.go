@@ -51,7 +51,7 @@ func TestFactory_providerToolSearch(t *testing.T) {
 	}
 	asm := &toolset.Assembler{Registry: reg, Env: &toolset.Env{Config: cfg},
 		Builtins: toolset.Builtins{PresentFiles: textTool("present_files", "ok"), AskClarification: builtin.AskClarification()},
-		MCP: staticMCP{mcpTool("github", "create_issue", "Create an issue."), mcpTool("github", "list_pulls", "List pull requests.")}}
+		MCP:      staticMCP{mcpTool("github", "create_issue", "Create an issue."), mcpTool("github", "list_pulls", "List pull requests.")}}
 	f, err := agent.NewFactory(agent.FactoryOptions{Assembler: asm, Catalogs: deferred.NewCatalogCache(deferred.CatalogCacheOptions{})})
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +110,7 @@ func TestFactory_providerToolSearchNeedsAModelThatSearches(t *testing.T) {
 	}
 	asm := &toolset.Assembler{Registry: testRegistry(), Env: &toolset.Env{Config: cfg},
 		Builtins: toolset.Builtins{PresentFiles: textTool("present_files", "ok"), AskClarification: builtin.AskClarification()},
-		MCP: staticMCP{mcpTool("github", "create_issue", "Create an issue.")}}
+		MCP:      staticMCP{mcpTool("github", "create_issue", "Create an issue.")}}
 	f, err := agent.NewFactory(agent.FactoryOptions{Assembler: asm})
 	if err != nil {
 		t.Fatal(err)

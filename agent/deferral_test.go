@@ -46,7 +46,7 @@ func TestDeferredNames(t *testing.T) {
 			opts: agent.DeferOptions{Config: section("auto"), ContextWindow: 100_000}},
 		{name: "auto over the share defers the MCP tools", entries: small,
 			opts: agent.DeferOptions{Config: section("auto"), ContextWindow: 20_000}, want: []string{"fs_c", "gh_a", "gh_b"}},
-		{name: "auto with no context window assumes the default", entries: []toolset.Entry{mcp("gh", "a", agent.DefaultContextWindow/10 + 100)},
+		{name: "auto with no context window assumes the default", entries: []toolset.Entry{mcp("gh", "a", agent.DefaultContextWindow/10+100)},
 			opts: agent.DeferOptions{Config: section("auto")}, want: []string{"gh_a"}},
 		{name: "auto count rule", entries: small,
 			opts: agent.DeferOptions{Config: config.ToolSearch{Enabled: true, Defer: "auto", AutoContextPercent: 100, AutoToolCount: 2}}, want: []string{"fs_c", "gh_a", "gh_b"}},
