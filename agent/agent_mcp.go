@@ -6,23 +6,14 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/google/uuid"
-
+	"github.com/antlerhq/antler/customagent"
 	"github.com/antlerhq/antler/mcptools"
 	"github.com/antlerhq/antler/toolset"
 )
 
-// DeerFlowInstallationID is the id DeerFlow gives an MCP server that
-// declares none in its capability metadata (its capabilities/runtime.py:
-// a UUID version 5 in the URL namespace of "deerflow:mcp:<server>"), so
-// that an agent's mcp_plugins written by DeerFlow keeps naming the same
-// servers here.
-func DeerFlowInstallationID(server string) string {
-	return uuid.NewSHA1(uuid.NameSpaceURL, []byte("deerflow:mcp:"+server)).String()
-}
-
 // ResolveMCPPlugins maps the entries of an agent's mcp_plugins (a server
-// name or DeerFlow's installation id of one) to server names among known,
+// name or DeerFlow's installation id of one, customagent.InstallationID)
+// to server names among known,
 // and returns the entries that name no known server.
 func ResolveMCPPlugins(plugins, known []string) (servers, unknown []string) {
 	for _, p := range plugins {
@@ -32,7 +23,7 @@ func ResolveMCPPlugins(plugins, known []string) (servers, unknown []string) {
 		default:
 			found := false
 			for _, k := range known {
-				if DeerFlowInstallationID(k) == p {
+				if customagent.InstallationID(k) == p {
 					servers, found = append(servers, k), true
 					break
 				}

@@ -11,6 +11,7 @@ import (
 	"github.com/antlerhq/antler/agent"
 	"github.com/antlerhq/antler/builtin"
 	"github.com/antlerhq/antler/config"
+	"github.com/antlerhq/antler/customagent"
 	"github.com/antlerhq/antler/toolset"
 )
 
@@ -27,12 +28,12 @@ func TestFactoryBindsAgentMCPServers(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	asm := &toolset.Assembler{Registry: testRegistry(), Env: &toolset.Env{Config: cfg}, Logger: logger,
 		Builtins: toolset.Builtins{PresentFiles: textTool("present_files", "ok"), AskClarification: builtin.AskClarification()},
-		MCP: staticMCP{mcpTool("a", "one", "A one."), mcpTool("a", "two", "A two."), mcpTool("b", "three", "B three."), resources}}
+		MCP:      staticMCP{mcpTool("a", "one", "A one."), mcpTool("a", "two", "A two."), mcpTool("b", "three", "B three."), resources}}
 	specs := agents{
 		"only-a":     {Name: "only-a", ToolGroups: []string{}, MCPPlugins: []string{"a"}},
 		"none":       {Name: "none", ToolGroups: []string{}, MCPPlugins: []string{}},
 		"a-two":      {Name: "a-two", ToolGroups: []string{}, MCPPlugins: []string{"a", "b"}, MCPTools: map[string][]string{"a": {"two"}}},
-		"deerflow":   {Name: "deerflow", ToolGroups: []string{}, MCPPlugins: []string{agent.DeerFlowInstallationID("b")}},
+		"deerflow":   {Name: "deerflow", ToolGroups: []string{}, MCPPlugins: []string{customagent.InstallationID("b")}},
 		"gone":       {Name: "gone", ToolGroups: []string{}, MCPPlugins: []string{"a", "removed"}},
 		"every-tool": {Name: "every-tool", ToolGroups: []string{}},
 	}
@@ -76,14 +77,13 @@ func TestFactoryBindsAgentMCPServers(t *testing.T) {
 }
 
 func TestResolveMCPPlugins(t *testing.T) {
-	servers, unknown := agent.ResolveMCPPlugins([]string{"github", agent.DeerFlowInstallationID("notes"), "nope"}, []string{"github", "notes"})
+	servers, unknown := agent.ResolveMCPPlugins([]string{"github", customagent.InstallationID("notes"), "nope"}, []string{"github", "notes"})
 	if !cmp.Equal(servers, []string{"github", "notes"}) || !cmp.Equal(unknown, []string{"nope"}) {
 		t.Errorf("servers %v, unknown %v", servers, unknown)
 	}
 	// DeerFlow's fallback id of a server without capability.id, as
 	// Python's uuid.uuid5(uuid.NAMESPACE_URL, "deerflow:mcp:github") gives it.
-	if got := agent.DeerFlowInstallationID("github"); got != "7b0b637d-a47f-5a35-8d31-9ed426e7c259" {
+	if got := customagent.InstallationID("github"); got != "7b0b637d-a47f-5a35-8d31-9ed426e7c259" {
 		t.Errorf("DeerFlowInstallationID = %q", got)
 	}
 }
-

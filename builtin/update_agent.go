@@ -28,7 +28,9 @@ const updateAgentSchema = `{
     "description": {"type": ["string", "null"], "description": "Optional new one-line description."},
     "skills": {"type": ["array", "null"], "items": {"type": "string"}, "description": "Optional skill whitelist. [] = no skills, omit = unchanged."},
     "tool_groups": {"type": ["array", "null"], "items": {"type": "string"}, "description": "Optional tool-group whitelist. [] = empty, omit = unchanged."},
-    "model": {"type": ["string", "null"], "description": "Optional model override (must match a configured model name)."}
+    "model": {"type": ["string", "null"], "description": "Optional model override (must match a configured model name)."},
+    "mcp_plugins": {"type": ["array", "null"], "items": {"type": "string"}, "description": "Optional MCP server whitelist. [] = no MCP servers, omit = unchanged."},
+    "mcp_tools": {"type": ["object", "null"], "additionalProperties": {"type": "array", "items": {"type": "string"}}, "description": "Optional: per MCP server in mcp_plugins, the only tools of it to bind. {} = no narrowing, omit = unchanged."}
   }
 }`
 
@@ -45,6 +47,10 @@ type UpdateAgentOptions struct {
 	Config *config.Config
 	// Logger receives write failures; nil discards.
 	Logger *slog.Logger
+	// MCPServerNames returns the MCP servers a user's runs see; every
+	// name of an mcp_plugins argument must be one of them (or DeerFlow's
+	// installation id of one). nil refuses mcp_plugins.
+	MCPServerNames func(user string) []string
 }
 
 // NewUpdateAgent returns the update_agent tool, which the lead-agent
@@ -98,10 +104,13 @@ type agentUpdater struct{ opts UpdateAgentOptions }
 type updateArgs struct {
 	soul, description, model *string
 	skills, toolGroups       []string // nil = omitted, non-nil empty = []
+	mcpPlugins               []string // nil = omitted
+	mcpTools                 map[string][]string
 }
 
 func (a *updateArgs) empty() bool {
-	return a.soul == nil && a.description == nil && a.model == nil && a.skills == nil && a.toolGroups == nil
+	return a.soul == nil && a.description == nil && a.model == nil && a.skills == nil && a.toolGroups == nil &&
+		a.mcpPlugins == nil && a.mcpTools == nil
 }
 
 // isNullish reports DeerFlow's placeholder strings for an omitted field.
@@ -172,11 +181,20 @@ func decodeUpdateArgs(raw json.RawMessage) (*updateArgs, error) {
 	if out.model, err = text("model"); err != nil {
 		return nil, err
 	}
+	if out.mcpPlugins, err = list("mcp_plugins"); err != nil {
+		return nil, err
+	}
+	if v, ok := m["mcp_tools"]; ok && string(v) != "null" {
+		out.mcpTools = map[string][]string{}
+		if err := json.Unmarshal(v, &out.mcpTools); err != nil {
+			return nil, errors.New("mcp_tools: expected an object of server names to lists of tool names")
+		}
+	}
 	for k := range m {
 		switch k {
-		case "soul", "description", "skills", "tool_groups", "model":
+		case "soul", "description", "skills", "tool_groups", "model", "mcp_plugins", "mcp_tools":
 		default:
-			return nil, fmt.Errorf("unknown argument %q (allowed: soul, description, skills, tool_groups, model)", k)
+			return nil, fmt.Errorf("unknown argument %q (allowed: soul, description, skills, tool_groups, model, mcp_plugins, mcp_tools)", k)
 		}
 	}
 	return out, nil
@@ -212,6 +230,9 @@ func (u *agentUpdater) update(call *tool.Call, raw json.RawMessage) *tool.Result
 			return tool.Errorf("Unknown model '%s'. Pass a model name that exists in config.yaml's models section.", *in.model)
 		}
 	}
+	if r := u.checkMCPServers(user, in.mcpPlugins); r != nil {
+		return r
+	}
 	store := u.opts.Store
 	if store.LegacyOnly(user, name) {
 		return tool.Errorf("Agent '%s' only exists in the legacy shared layout and is not scoped to a user. Run scripts/migrate_user_isolation.py to move legacy agents into the per-user layout before updating.", name)
@@ -239,17 +260,23 @@ func (u *agentUpdater) update(call *tool.Call, raw json.RawMessage) *tool.Result
 		ch := customagent.Change{Soul: in.soul}
 		if len(changed) > 0 {
 			ch.Config = applyAgentUpdate(in, name, cur.Config)
+			if err := ch.Config.CheckMCP(); err != nil {
+				return customagent.Change{}, &mcpChoiceError{err}
+			}
 		}
 		if in.soul != nil {
 			changed = append(changed, "soul")
 		}
 		return ch, nil
 	})
+	var mce *mcpChoiceError
 	switch {
 	case errors.Is(err, customagent.ErrNotFound):
 		return tool.Errorf("Agent '%s' does not exist for the current user. Use setup_agent to create a new agent first.", name)
 	case errors.As(err, &ce):
 		return tool.Errorf("Agent '%s' has an unreadable config: %s", name, ce.Error())
+	case errors.As(err, &mce):
+		return tool.Errorf("mcp_tools: %v", mce.err)
 	case err != nil:
 		u.opts.Logger.Error("update_agent: cannot update agent", "agent", name, "user", user, "err", err)
 		return tool.Errorf("Failed to update agent '%s': %s", name, storeErrorText(err))
@@ -277,6 +304,12 @@ func changedFields(in *updateArgs, old *customagent.Config) []string {
 	if in.skills != nil && !sameList(in.skills, old.Skills) {
 		changed = append(changed, "skills")
 	}
+	if in.mcpPlugins != nil && !sameList(in.mcpPlugins, old.MCPPlugins) {
+		changed = append(changed, "mcp_plugins")
+	}
+	if in.mcpTools != nil && !sameToolMap(in.mcpTools, old.MCPTools) {
+		changed = append(changed, "mcp_tools")
+	}
 	return changed
 }
 
@@ -297,6 +330,15 @@ func applyAgentUpdate(in *updateArgs, name string, old *customagent.Config) *cus
 	if in.skills != nil {
 		cfg.Skills = in.skills
 	}
+	if in.mcpPlugins != nil {
+		cfg.MCPPlugins = in.mcpPlugins
+	}
+	if in.mcpTools != nil {
+		cfg.MCPTools = in.mcpTools
+		if len(in.mcpTools) == 0 {
+			cfg.MCPTools = nil // {} narrows nothing
+		}
+	}
 	return cfg
 }
 
@@ -312,4 +354,62 @@ func sameList(a, b []string) bool {
 func hasModel(cfg *config.Config, name string) bool {
 	_, ok := cfg.Model(name)
 	return ok
+}
+
+// mcpChoiceError is an mcp_tools argument that does not fit the agent's
+// mcp_plugins.
+type mcpChoiceError struct{ err error }
+
+func (e *mcpChoiceError) Error() string { return e.err.Error() }
+
+// checkMCPServers refuses mcp_plugins entries that name no MCP server
+// the user's runs see.
+func (u *agentUpdater) checkMCPServers(user string, plugins []string) *tool.Result {
+	if plugins == nil {
+		return nil
+	}
+	if u.opts.MCPServerNames == nil {
+		return tool.Errorf("mcp_plugins cannot be changed here: no MCP configuration is known to this tool")
+	}
+	known := u.opts.MCPServerNames(user)
+	if unknown := UnknownMCPServers(plugins, known); len(unknown) > 0 {
+		return tool.Errorf("Unknown MCP server(s) in mcp_plugins: %s. Configured servers: %s.",
+			strings.Join(unknown, ", "), orNone(known))
+	}
+	return nil
+}
+
+// UnknownMCPServers returns the entries of plugins that are neither a
+// name in known nor DeerFlow's installation id of one (see
+// customagent.InstallationID).
+func UnknownMCPServers(plugins, known []string) []string {
+	var unknown []string
+	for _, p := range plugins {
+		if !slices.Contains(known, p) && !slices.ContainsFunc(known, func(k string) bool { return customagent.InstallationID(k) == p }) {
+			unknown = append(unknown, p)
+		}
+	}
+	return unknown
+}
+
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// sameToolMap compares two mcp_tools values ({} and nil are the same:
+// neither narrows anything).
+func sameToolMap(a, b map[string][]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		w, ok := b[k]
+		if !ok || !slices.Equal(v, w) {
+			return false
+		}
+	}
+	return true
 }

@@ -276,7 +276,7 @@ func TestAgentToolSchemas(t *testing.T) {
 		name string
 		keys []string
 	}{
-		{e.update, UpdateAgentName, []string{"soul", "description", "skills", "tool_groups", "model"}},
+		{e.update, UpdateAgentName, []string{"soul", "description", "skills", "tool_groups", "model", "mcp_plugins", "mcp_tools"}},
 		{e.setup, SetupAgentName, []string{"soul", "description", "skills"}},
 	} {
 		if tc.tool.Name != tc.name {
