@@ -14,6 +14,7 @@ func (s *Server) routes() http.Handler {
 	h := func(pattern string, f handlerFunc) { mux.Handle(pattern, s.auth(f)) }
 
 	mux.HandleFunc("GET /healthz", s.healthz)
+	mux.HandleFunc("GET "+mcpLoginCallbackPath, s.mcpLoginCallback)
 	mux.HandleFunc("/", notFound)
 
 	// LangGraph-shaped threads (docs/api.md). s.perm is DeerFlow's route
@@ -48,6 +49,7 @@ func (s *Server) routes() http.Handler {
 	h("DELETE /api/threads/{tid}/uploads/{filename}", s.perm(authz.ThreadsDelete, s.deleteUpload))
 
 	s.settingsRoutes(h)
+	s.scheduledTaskRoutes(h) // gateway/scheduled_tasks.go
 	return stripLangGraph(mux)
 }
 
@@ -103,4 +105,10 @@ func (s *Server) settingsRoutes(h func(pattern string, f handlerFunc)) {
 	h("PUT /api/mcp/config", s.admin(s.putMCPConfig))
 	h("PATCH /api/mcp/config", s.admin(s.patchMCPConfig))
 	h("POST /api/mcp/cache/reset", s.admin(s.resetMCPCache))
+
+	// MCP login, the caller's own (gateway/mcp_oauth.go). The callback
+	// carries no bearer token: its state names the user.
+	h("POST /api/mcp/oauth/{name}/start", s.mcpLoginStart)
+	h("GET /api/mcp/oauth/{name}/status", s.mcpLoginStatus)
+	h("DELETE /api/mcp/oauth/{name}", s.mcpLogout)
 }

@@ -111,6 +111,9 @@ type Options struct {
 	// Authorizer filters the tools; the gateway sets it to this one when
 	// it is nil.
 	Authorizer *authz.Authorizer
+	// MCPLogin configures the MCP login routes (gateway/mcp_oauth.go);
+	// the zero value turns them off.
+	MCPLogin MCPLoginOptions
 	// ElicitationTimeout bounds the wait for the human's answer to an
 	// MCP server's question (Server.Elicit); the server then gets
 	// "cancel". 0 means 5 minutes.
@@ -148,6 +151,8 @@ type Server struct {
 	extMu sync.Mutex // held for every read-modify-write of the extensions file
 
 	visible visibleCache // rebuilt histories of summarised threads (messages page)
+
+	logins mcpLogins // MCP logins waiting for their callback (mcp_oauth.go)
 
 	// MCP servers' questions waiting for the human (elicit.go).
 	elicitTimeout time.Duration // immutable after New

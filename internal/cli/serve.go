@@ -118,6 +118,8 @@ func (a *app) buildGateway() (*gateway.Server, func(context.Context, net.Listene
 		Authorizer:     a.authz,
 		Memory:         a.memory,
 		Telemetry:      a.telemetry,
+		// The login routes store into what the runs' storedAuthorizer reads.
+		MCPLogin: gateway.MCPLoginOptions{Store: storedAuthorizer(a.homeDir(), a.logger).Store},
 	})
 	if err != nil {
 		return nil, nil, &config.Error{File: a.cfg.Path, Key: "gateway", Msg: err.Error(), Err: err}

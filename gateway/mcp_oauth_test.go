@@ -1,0 +1,197 @@
+package gateway_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/antlerhq/antler/config"
+	"github.com/antlerhq/antler/gateway"
+	"github.com/antlerhq/antler/mcptools"
+	"github.com/antlerhq/antler/mcptools/mcpauth"
+	"github.com/antlerhq/antler/mcptools/mcpauth/mcpauthtest"
+	"github.com/antlerhq/antler/model"
+	"github.com/antlerhq/antler/model/modeltest"
+)
+
+// mcpLoginEnv is a gateway with alice's and bob's tokens whose runs reach
+// the MCP server "remote" of a (which asks for authorization) through a
+// real mcptools.Manager authorized by the logins of store, discovering as
+// alice (serve's --user), and whose login routes store into store.
+func mcpLoginEnv(t *testing.T, a *mcpauthtest.Server, o gateway.MCPLoginOptions, chat model.ChatModel) (*env, mcpauth.FileStore) {
+	t.Helper()
+	st := mcpauth.FileStore{Dir: filepath.Join(t.TempDir(), "mcp_oauth")}
+	o.Store = st
+	ext, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"remote": map[string]any{"enabled": true, "type": "http", "url": a.URL()}}})
+	mgr := mcptools.New(mcptools.Options{Extensions: mcptools.Static(&config.Extensions{MCPServers: map[string]config.MCPServer{
+		"remote": {Name: "remote", Enabled: true, Type: "http", URL: a.URL()}}}),
+		Authorizer: &mcpauth.Stored{Store: st, LoginHint: func(s, u string) string { return "log in to " + s + " as " + u }},
+		AuthUser:   "alice"})
+	t.Cleanup(func() { mgr.Close() })
+	e := newEnv(t, envOptions{model: chat, tokens: tokens(), mcp: mgr, extensions: string(ext),
+		gateway: func(g *gateway.Options) { g.MCPLogin = o }})
+	return e, st
+}
+
+// browse follows an authorization URL as a browser does: the
+// authorization server redirects at once to the gateway's callback.
+func browse(t *testing.T, authURL string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(authURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+type loginStart struct {
+	Server           string `json:"server"`
+	AuthorizationURL string `json:"authorization_url"`
+	RedirectURI      string `json:"redirect_uri"`
+	ExpiresAt        string `json:"expires_at"`
+}
+
+// TestMCPLoginRoutes: the route pair logs the caller in (start returns the
+// authorization URL, the callback stores the tokens for that caller only),
+// the status and logout routes see only the caller's login, a state is
+// used once, and the pending logins are bounded.
+func TestMCPLoginRoutes(t *testing.T) {
+	a := mcpauthtest.New(t)
+	e, st := mcpLoginEnv(t, a, gateway.MCPLoginOptions{MaxPending: 1}, nil)
+
+	var start loginStart
+	e.json("POST", "/api/mcp/oauth/remote/start", aliceToken, nil, 200, &start)
+	if start.Server != "remote" || start.RedirectURI != e.url+"/api/mcp/oauth/callback" || start.ExpiresAt == "" ||
+		!strings.HasPrefix(start.AuthorizationURL, a.Issuer()+"/authorize?") {
+		t.Fatalf("start = %+v", start)
+	}
+	// One pending login at most (MaxPending 1): bob waits.
+	if code := e.status("POST", "/api/mcp/oauth/remote/start", bobToken, nil); code != http.StatusTooManyRequests {
+		t.Errorf("a second pending login: status %d, want 429", code)
+	}
+	code, page := browse(t, start.AuthorizationURL)
+	if code != 200 || !strings.Contains(page, "Logged in to MCP server &#39;remote&#39;") {
+		t.Fatalf("callback: %d %s", code, page)
+	}
+	alice, _ := st.Load(t.Context(), "alice", "remote")
+	bob, _ := st.Load(t.Context(), "bob", "remote")
+	if alice == nil || alice.AccessToken == "" || bob != nil {
+		t.Fatalf("stored: alice %v, bob %v; want alice's only", alice, bob)
+	}
+	// The state is used once: the same redirect again is refused.
+	if code, _ := browse(t, start.AuthorizationURL); code != http.StatusBadRequest {
+		t.Errorf("a replayed state: status %d, want 400", code)
+	}
+	if code, _ := browse(t, e.url+"/api/mcp/oauth/callback?code=x&state=forged"); code != http.StatusBadRequest {
+		t.Errorf("an unknown state: status %d, want 400", code)
+	}
+
+	var status map[string]any
+	e.json("GET", "/api/mcp/oauth/remote/status", aliceToken, nil, 200, &status)
+	if status["logged_in"] != true || status["refreshable"] != true {
+		t.Errorf("alice's status = %v", status)
+	}
+	b, _ := json.Marshal(status)
+	if strings.Contains(string(b), alice.AccessToken) || strings.Contains(string(b), alice.RefreshToken) {
+		t.Errorf("the status shows a token: %s", b)
+	}
+	e.json("GET", "/api/mcp/oauth/remote/status", bobToken, nil, 200, &status)
+	if status["logged_in"] != false {
+		t.Errorf("bob's status = %v, want not logged in", status)
+	}
+	for _, tc := range []struct {
+		method, path string
+		want         int
+	}{
+		{"POST", "/api/mcp/oauth/nope/start", 404},
+		{"GET", "/api/mcp/oauth/nope/status", 404},
+		{"POST", "/api/mcp/oauth/remote/start", 401}, // no bearer token
+	} {
+		token := aliceToken
+		if tc.want == 401 {
+			token = ""
+		}
+		if code := e.status(tc.method, tc.path, token, nil); code != tc.want {
+			t.Errorf("%s %s: status %d, want %d", tc.method, tc.path, code, tc.want)
+		}
+	}
+
+	// bob's logout does not touch alice's login; alice's does.
+	var out map[string]any
+	e.json("DELETE", "/api/mcp/oauth/remote", bobToken, nil, 200, &out)
+	if out["logged_out"] != false {
+		t.Errorf("bob's logout = %v", out)
+	}
+	if rec, _ := st.Load(t.Context(), "alice", "remote"); rec == nil {
+		t.Fatal("bob's logout deleted alice's login")
+	}
+	e.json("DELETE", "/api/mcp/oauth/remote", aliceToken, nil, 200, &out)
+	if rec, _ := st.Load(t.Context(), "alice", "remote"); out["logged_out"] != true || rec != nil {
+		t.Errorf("alice's logout = %v, stored %v", out, rec)
+	}
+}
+
+func TestMCPLoginRoutes_off(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	if code := e.status("POST", "/api/mcp/oauth/remote/start", "", nil); code != http.StatusNotImplemented {
+		t.Errorf("start without a store: status %d, want 501", code)
+	}
+}
+
+// TestMCPLogin_tokensPerUser: after alice logs in through the gateway,
+// her run's call carries her token, and bob's run (no login) gets an
+// error result that tells him to log in, never alice's token.
+func TestMCPLogin_tokensPerUser(t *testing.T) {
+	a := mcpauthtest.New(t)
+	call := modeltest.Turn{ToolCalls: []model.ToolCall{{ID: "call_1", Name: "whoami", Arguments: json.RawMessage(`{}`)}}}
+	answer := modeltest.Turn{Func: func(req *model.Request) modeltest.Turn {
+		return modeltest.Turn{Text: "Result: " + modeltest.LastMessage(req).Content}
+	}}
+	chat := modeltest.New(call, answer, call, answer)
+	e, st := mcpLoginEnv(t, a, gateway.MCPLoginOptions{}, chat)
+
+	var start loginStart
+	e.json("POST", "/api/mcp/oauth/remote/start", aliceToken, nil, 200, &start)
+	if code, page := browse(t, start.AuthorizationURL); code != 200 {
+		t.Fatalf("callback: %d %s", code, page)
+	}
+	alice, _ := st.Load(t.Context(), "alice", "remote")
+	if alice == nil {
+		t.Fatal("alice's login was not stored")
+	}
+
+	tests := []struct {
+		name, token, want, never string
+	}{
+		{"alice", aliceToken, "whoami " + alice.AccessToken, ""},
+		{"bob", bobToken, "MCP server 'remote' needs authorization for user 'bob': log in to remote as bob", alice.AccessToken},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tid := uuid.NewString()
+			resp := e.startStream(tid, tc.token, runBody(tid, humanInput("who am I?", nil)))
+			tr, err := readAll(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var tool string
+			for _, m := range tr.Messages {
+				if m["type"] == "tool" {
+					tool, _ = m["content"].(string)
+				}
+			}
+			if !strings.Contains(tool, tc.want) || (tc.never != "" && strings.Contains(tool, tc.never)) {
+				t.Errorf("tool result %q, want %q", tool, tc.want)
+			}
+		})
+	}
+}
