@@ -15,6 +15,7 @@ import (
 	"github.com/antlerhq/antler/agent"
 	"github.com/antlerhq/antler/builtin"
 	"github.com/antlerhq/antler/config"
+	"github.com/antlerhq/antler/skills"
 	"github.com/antlerhq/antler/tool"
 	"github.com/antlerhq/antler/toolset"
 	"github.com/antlerhq/antler/vpath"
@@ -65,6 +66,8 @@ func recipeFactory(t *testing.T, extra string) *agent.Factory {
 			AskClarification:  builtin.AskClarification(),
 			Task:              textTool("task", "done"),
 			ListUploadedFiles: builtin.NewListUploadedFiles(recipeLayout(t), agent.NeutralizeUntrustedTags),
+			ReviewSkillPackage: builtin.NewReviewSkillPackage(builtin.ReviewSkillPackageOptions{Layout: recipeLayout(t),
+				Skills: skills.NewStore(skills.Options{Home: t.TempDir()}), Neutralize: agent.NeutralizeUntrustedTags}),
 		},
 		MCP: staticMCP{
 			mcpTool("github", "create_issue", "Create an issue in a repository."),

@@ -28,6 +28,9 @@ const (
 type Builtins struct {
 	// PresentFiles and AskClarification are always added.
 	PresentFiles, AskClarification *tool.Tool
+	// ReviewSkillPackage is always added, for the lead agent and
+	// subagents alike (it is in DeerFlow's BUILTIN_TOOLS).
+	ReviewSkillPackage *tool.Tool
 	// ListBackgroundTasks and CancelBackgroundTask are added, before
 	// list_uploaded_files, when the MCP task runtime runs (mcp_tasks
 	// enabled), for the lead agent and subagents, as DeerFlow adds them.
@@ -404,7 +407,7 @@ func (a *Assembler) combine(cfg *config.Config, opts Options, configTools []reso
 // for one the assembler lacks).
 func (a *Assembler) builtinTools(cfg *config.Config, opts Options) []*tool.Tool {
 	b := a.Builtins
-	tools := []*tool.Tool{b.PresentFiles, b.AskClarification, b.ListUploadedFiles}
+	tools := []*tool.Tool{b.PresentFiles, b.AskClarification, b.ReviewSkillPackage, b.ListUploadedFiles}
 	// The background-task tools go before list_uploaded_files, the last.
 	tools = slices.Insert(tools, len(tools)-1, b.ListBackgroundTasks, b.CancelBackgroundTask)
 	if cfg.SkillEvolution.Enabled {

@@ -82,6 +82,12 @@ func withUploadTool(b toolset.Builtins) *toolset.Builtins {
 	return &b
 }
 
+// withReviewTool is b with review_skill_package.
+func withReviewTool(b toolset.Builtins) *toolset.Builtins {
+	b.ReviewSkillPackage = fakeTool("review_skill_package")
+	return &b
+}
+
 // withDescribeSkill is b with describe_skill.
 func withDescribeSkill(b toolset.Builtins) *toolset.Builtins {
 	b.DescribeSkill = fakeTool("describe_skill")
@@ -185,6 +191,9 @@ func TestConditionalBuiltins(t *testing.T) {
 		{name: "list_uploaded_files always, before the conditional ones", config: baseConfig + "skill_evolution: {enabled: true}\n",
 			opts: toolset.Options{SubagentEnabled: true, ModelName: "eyes"}, builtins: withUploadTool(allBuiltins),
 			want: []string{"present_files", "ask_clarification", "list_uploaded_files", "skill_manage", "task", "view_image"}},
+		{name: "review_skill_package always, after ask_clarification as in DeerFlow's BUILTIN_TOOLS", config: baseConfig,
+			opts: toolset.Options{SubagentEnabled: true}, builtins: withReviewTool(*withUploadTool(allBuiltins)),
+			want: []string{"present_files", "ask_clarification", "review_skill_package", "list_uploaded_files", "task"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) { runAssemble(t, tt) })
 	}

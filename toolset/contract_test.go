@@ -123,6 +123,8 @@ func contractTools(t *testing.T) ([]*tool.Tool, *toolset.Env) {
 			ViewImage:        builtin.NewViewImage(layout),
 			SkillManage:      builtin.NewSkillManage(builtin.SkillManageOptions{Store: sk}),
 			Task:             builtin.NewTask(fakeDelegator{}),
+			ReviewSkillPackage: builtin.NewReviewSkillPackage(builtin.ReviewSkillPackageOptions{
+				Layout: layout, Skills: sk, Neutralize: func(s string) string { return s }}),
 		},
 		ACP: acp.Tool,
 	}
@@ -169,6 +171,8 @@ var contractSamples = map[string]tooltest.Sample{
 	"setup_agent":      {Args: []byte(`{"soul":"Be brief.","description":"A test agent."}`)},
 	"update_agent":     {Args: []byte(`{"description":"Updated."}`)},
 	"tool_search":      {Args: []byte(`{"query":"select:slack_post_message"}`), Live: true},
+	"review_skill_package": {Args: []byte(`{"target":"inline://SKILL.md","inline_content":"---\nname: demo\ndescription: Demo. Use in tests.\n---\n\nBody.\n"}`),
+		Live: true},
 }
 
 // TestToolContract runs the contract suite over every tool source:

@@ -50,8 +50,8 @@ func TestAssembleDoesNotReparseOrRediscover(t *testing.T) {
 		return len(ts.Entries)
 	}
 	for range 10 {
-		if n := assemble(); n != 5 {
-			t.Fatalf("assembled %d tools, want 5", n)
+		if n := assemble(); n != 6 {
+			t.Fatalf("assembled %d tools, want 6", n)
 		}
 	}
 	if p := a.extensions.Parses(); p != 1 {

@@ -87,7 +87,7 @@ func TestChatSlashCommands(t *testing.T) {
 		"model first; configured:\n * first (scripted)\n   second (scripted-too)\n",
 		`error: no model named "nope"`,
 		"model second\n",
-		"4 tools:\n  echo (exec)\n  present_files (builtin)\n",
+		"5 tools:\n  echo (exec)\n  present_files (builtin)\n",
 		"unknown command /frobnicate: /help lists the commands",
 		"> thread t9\n",
 		"new thread t-",

@@ -70,9 +70,9 @@ func TestToolsListRules(t *testing.T) {
 		// ask_clarification from config wins over the built-in; bash
 		// (group) and shell (renamed bash use) are gated under the local
 		// sandbox.
-		{"all groups", nil, []string{"ask_clarification", "echo", "present_files", "list_uploaded_files"}},
-		{"group filter", []string{"--groups", "text"}, []string{"echo", "present_files", "ask_clarification", "list_uploaded_files"}},
-		{"empty group filter keeps no config tool", []string{"--groups", ""}, []string{"present_files", "ask_clarification", "list_uploaded_files"}},
+		{"all groups", nil, []string{"ask_clarification", "echo", "present_files", "review_skill_package", "list_uploaded_files"}},
+		{"group filter", []string{"--groups", "text"}, []string{"echo", "present_files", "ask_clarification", "review_skill_package", "list_uploaded_files"}},
+		{"empty group filter keeps no config tool", []string{"--groups", ""}, []string{"present_files", "ask_clarification", "review_skill_package", "list_uploaded_files"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -106,10 +106,10 @@ func TestToolsListShowsMCPAndDeferral(t *testing.T) {
 			got = append(got, string(e.Source)+":"+e.Name+":"+e.Group+":"+map[bool]string{true: "deferred", false: "bound"}[e.Deferred])
 		}
 		want := []string{"builtin:present_files:builtin:bound", "builtin:ask_clarification:builtin:bound",
-			"builtin:list_uploaded_files:builtin:bound", "mcp:fake_get_weather:fake:bound", "mcp:fake_list_issues:fake:bound"}
+			"builtin:review_skill_package:builtin:bound", "builtin:list_uploaded_files:builtin:bound", "mcp:fake_get_weather:fake:bound", "mcp:fake_list_issues:fake:bound"}
 		if deferral {
 			want = []string{"builtin:present_files:builtin:bound", "builtin:ask_clarification:builtin:bound",
-				"builtin:list_uploaded_files:builtin:bound", "mcp:fake_get_weather:fake:deferred", "mcp:fake_list_issues:fake:deferred", "builtin:tool_search:builtin:bound"}
+				"builtin:review_skill_package:builtin:bound", "builtin:list_uploaded_files:builtin:bound", "mcp:fake_get_weather:fake:deferred", "mcp:fake_list_issues:fake:deferred", "builtin:tool_search:builtin:bound"}
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("deferral=%v (-want +got):\n%s", deferral, diff)

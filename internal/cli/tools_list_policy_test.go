@@ -35,7 +35,7 @@ tool_policy:
 			got[tl.Name] += " (varies)"
 		}
 	}
-	want := map[string]string{"present_files": "allow", "ask_clarification": "allow (varies)", "list_uploaded_files": "allow"}
+	want := map[string]string{"present_files": "allow", "ask_clarification": "allow (varies)", "review_skill_package": "allow", "list_uploaded_files": "allow"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("policies (-want +got):\n%s", diff)
 	}

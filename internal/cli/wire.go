@@ -188,6 +188,8 @@ func (a *app) wireBuiltins(ctx context.Context) {
 		PresentFiles:     builtin.NewPresentFiles(a.layout),
 		AskClarification: builtin.AskClarification(),
 		ViewImage:        builtin.NewViewImage(a.layout),
+		ReviewSkillPackage: builtin.NewReviewSkillPackage(builtin.ReviewSkillPackageOptions{
+			Layout: a.layout, Skills: a.skills, Neutralize: agent.NeutralizeUntrustedTags}),
 	}
 	if a.cfg.Skills.DeferredDiscovery {
 		a.builtins.DescribeSkill = builtin.NewDescribeSkill(builtin.DescribeSkillOptions{

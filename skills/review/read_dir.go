@@ -16,26 +16,53 @@ import (
 // does not exist, or is not a folder, gives a snapshot with no files and
 // a root_not_found or root_not_directory reader error, as DeerFlow's.
 func ReadDirPath(ctx context.Context, dir string, subject Subject, limits Limits) (*Snapshot, error) {
-	limits = limits.withDefaults()
 	fi, err := os.Stat(dir)
-	switch {
-	case err != nil:
-		s := newSnapshot(subject, limits)
-		s.addError(codeRootNotFound, "", "Package root does not exist")
-		return s, nil
-	case !fi.IsDir():
-		s := newSnapshot(subject, limits)
-		s.addError(codeRootNotDirectory, "", "Package root is not a directory")
+	if s := rootProblem(fi, err, subject, limits); s != nil {
 		return s, nil
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		s := newSnapshot(subject, limits)
-		s.addError(codeRootNotFound, "", "Package root cannot be opened")
-		return s, nil
+		return rootProblem(nil, err, subject, limits), nil
 	}
 	defer root.Close()
 	return ReadDir(ctx, root, subject, limits)
+}
+
+// ReadDirAt reads the package folder rel (slash-separated) inside parent
+// (see [ReadDir]). The folder is opened through parent, so a symlink
+// leading out of parent is refused. A folder that does not exist, or is
+// not a folder, gives a snapshot as [ReadDirPath] does. The error is
+// ctx's, or why rel cannot be opened inside parent.
+func ReadDirAt(ctx context.Context, parent *os.Root, rel string, subject Subject, limits Limits) (*Snapshot, error) {
+	fi, err := parent.Stat(rel)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if s := rootProblem(fi, err, subject, limits); s != nil {
+		return s, nil
+	}
+	root, err := parent.OpenRoot(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return ReadDir(ctx, root, subject, limits)
+}
+
+// rootProblem is the snapshot of a package folder that cannot be read
+// (err from its stat, or fi not a folder), or nil for a folder.
+func rootProblem(fi fs.FileInfo, err error, subject Subject, limits Limits) *Snapshot {
+	switch {
+	case err != nil:
+		s := newSnapshot(subject, limits.withDefaults())
+		s.addError(codeRootNotFound, "", "Package root does not exist")
+		return s
+	case !fi.IsDir():
+		s := newSnapshot(subject, limits.withDefaults())
+		s.addError(codeRootNotDirectory, "", "Package root is not a directory")
+		return s
+	}
+	return nil
 }
 
 // ReadDir reads the package folder root into a snapshot. Symlinks are
