@@ -20,6 +20,11 @@ type Gateway struct {
 	// origin; none means same-origin only. The GATEWAY_CORS_ORIGINS
 	// environment variable (comma-separated, DeerFlow's) adds to it.
 	CORSOrigins []string `yaml:"cors_origins"`
+	// ElicitationTimeoutSeconds bounds how long a run waits for the
+	// human's answer to an MCP server's question, shown in the web
+	// frontend as a clarification card; the server then gets "cancel".
+	// 0 means 300; negative is refused.
+	ElicitationTimeoutSeconds int `yaml:"elicitation_timeout_seconds"`
 }
 
 // GatewayToken is one entry of gateway.tokens.

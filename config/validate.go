@@ -76,6 +76,8 @@ func (p *parser) validate() {
 	}
 	atLeast(p, "database.checkpoint_retention.keep_latest", db.CheckpointRetention.KeepLatest, -1)
 
+	atLeast(p, "gateway.elicitation_timeout_seconds", c.Gateway.ElicitationTimeoutSeconds, 0)
+
 	u := c.Uploads
 	atLeast(p, "uploads.max_files", u.MaxFiles, 1)
 	atLeast(p, "uploads.max_file_size", u.MaxFileSize, 1)

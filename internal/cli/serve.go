@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -118,8 +119,8 @@ func (a *app) buildGateway() (*gateway.Server, func(context.Context, net.Listene
 		Authorizer:     a.authz,
 		Memory:         a.memory,
 		Telemetry:      a.telemetry,
-		// The login routes store into what the runs' storedAuthorizer reads.
-		MCPLogin: gateway.MCPLoginOptions{Store: storedAuthorizer(a.homeDir(), a.logger).Store},
+		// An MCP server's question waits this long for the human.
+		ElicitationTimeout: time.Duration(a.cfg.Gateway.ElicitationTimeoutSeconds) * time.Second,
 	})
 	if err != nil {
 		return nil, nil, &config.Error{File: a.cfg.Path, Key: "gateway", Msg: err.Error(), Err: err}
