@@ -8,8 +8,11 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/antlerhq/antler/agent"
 	"github.com/antlerhq/antler/config"
@@ -87,6 +90,10 @@ type inprocOptions struct {
 	// extensions: the replica has its own extensions_config.json (in
 	// home), an MCP manager reading it, and syncs it through Postgres.
 	extensions bool
+	// elicit, when set, are the MCP servers of an MCP manager whose
+	// elicitation requests reach this replica's gateway, as `antler
+	// serve` wires them.
+	elicit *config.Extensions
 }
 
 func startInprocOpts(t testing.TB, url, schema, home string, m model.ChatModel, o inprocOptions) *inproc {
@@ -111,9 +118,17 @@ func startInprocOpts(t testing.TB, url, schema, home string, m model.ChatModel, 
 	asm := &toolset.Assembler{Registry: reg, Env: &toolset.Env{Config: cfg, Home: home}}
 	var extPath string
 	var mgr *mcptools.Manager
-	if o.extensions {
+	var elicitTo atomic.Pointer[gateway.Server]
+	switch {
+	case o.extensions:
 		extPath = filepath.Join(home, "extensions_config.json")
 		mgr = mcptools.New(mcptools.Options{Extensions: config.NewExtensionsCache(extPath)})
+		asm.MCP = mgr
+	case o.elicit != nil:
+		mgr = mcptools.New(mcptools.Options{Extensions: mcptools.Static(o.elicit),
+			ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return elicitTo.Load().Elicit(ctx, req)
+			}})
 		asm.MCP = mgr
 	}
 	rep, err := gateway.NewReplica(gateway.ReplicaOptions{Store: st, LeaseTTL: leaseTTL, Poll: 200 * time.Millisecond,
@@ -134,6 +149,7 @@ func startInprocOpts(t testing.TB, url, schema, home string, m model.ChatModel, 
 		t.Fatal(err)
 	}
 	rep.Attach(gw)
+	elicitTo.Store(gw)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
