@@ -91,6 +91,47 @@ func (f *UserMCPFiles) Load(user string) (*UserMCP, error) {
 	return u, nil
 }
 
+// Doc returns user's file as Edit would hand it to its function (raw
+// server entries, credentials); an empty one when there is none.
+func (f *UserMCPFiles) Doc(user string) (*UserMCPDoc, error) {
+	path, err := f.Path(user)
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return readDoc(path)
+}
+
+// readDoc reads and checks the file at path as a UserMCPDoc.
+func readDoc(path string) (*UserMCPDoc, error) {
+	data, err := readUserMCP(path)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ParseUserMCP(path, data); err != nil {
+		return nil, err
+	}
+	doc := &UserMCPDoc{MCPServers: map[string]json.RawMessage{}, Credentials: map[string]Credential{}}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return doc, nil
+	}
+	var raw struct {
+		MCPServers  map[string]json.RawMessage `json:"mcpServers"`
+		Credentials map[string]Credential      `json:"credentials"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, jsonError(path, data, "", err)
+	}
+	if raw.MCPServers != nil {
+		doc.MCPServers = raw.MCPServers
+	}
+	if raw.Credentials != nil {
+		doc.Credentials = raw.Credentials
+	}
+	return doc, nil
+}
+
 // UserMCPDoc is a user MCP file as Edit changes it: the raw server
 // entries (as the extensions file holds them) and the credentials.
 type UserMCPDoc struct {
@@ -110,28 +151,9 @@ func (f *UserMCPFiles) Edit(user string, fn func(*UserMCPDoc) error) (*UserMCP, 
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	data, err := readUserMCP(path)
+	doc, err := readDoc(path)
 	if err != nil {
 		return nil, err
-	}
-	if _, err := ParseUserMCP(path, data); err != nil {
-		return nil, err
-	}
-	doc := &UserMCPDoc{MCPServers: map[string]json.RawMessage{}, Credentials: map[string]Credential{}}
-	if len(bytes.TrimSpace(data)) > 0 {
-		var raw struct {
-			MCPServers  map[string]json.RawMessage `json:"mcpServers"`
-			Credentials map[string]Credential      `json:"credentials"`
-		}
-		if err := json.Unmarshal(data, &raw); err != nil {
-			return nil, jsonError(path, data, "", err)
-		}
-		if raw.MCPServers != nil {
-			doc.MCPServers = raw.MCPServers
-		}
-		if raw.Credentials != nil {
-			doc.Credentials = raw.Credentials
-		}
 	}
 	if err := fn(doc); err != nil {
 		return nil, err

@@ -3,12 +3,15 @@ package gateway
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/google/uuid"
 
+	"github.com/antlerhq/antler/builtin"
 	"github.com/antlerhq/antler/customagent"
 )
 
@@ -18,7 +21,7 @@ func agentJSON(a *customagent.Agent) map[string]any {
 	out := map[string]any{"name": c.Name, "description": c.Description, "model": nilIfEmpty(c.Model),
 		"tool_groups": c.ToolGroups, "skills": c.Skills, "model_settings": nil,
 		"thinking_enabled": c.ThinkingEnabled, "reasoning_effort": nilIfEmpty(c.ReasoningEffort),
-		"soul": a.Soul, "legacy": a.Legacy}
+		"soul": a.Soul, "legacy": a.Legacy, "mcp_plugins": c.MCPPlugins, "mcp_tools": c.MCPTools}
 	if ms := c.ModelSettings; ms != nil {
 		out["model_settings"] = map[string]any{"temperature": ms.Temperature, "max_tokens": ms.MaxTokens}
 	}
@@ -37,11 +40,15 @@ type agentBody struct {
 	ThinkingEnabled json.RawMessage `json:"thinking_enabled"`
 	ReasoningEffort *string         `json:"reasoning_effort"`
 	Soul            *string         `json:"soul"`
+	// MCPPlugins and MCPTools are the agent's MCP servers (Antler; see
+	// customagent.Config); null clears them.
+	MCPPlugins json.RawMessage `json:"mcp_plugins"`
+	MCPTools   json.RawMessage `json:"mcp_tools"`
 }
 
 // apply writes the body's fields into c; the error text is the 422
 // detail.
-func (b *agentBody) apply(s *Server, c *customagent.Config) (string, bool) {
+func (b *agentBody) apply(s *Server, user string, c *customagent.Config) (string, bool) {
 	if b.Description != nil {
 		c.Description = *b.Description
 	}
@@ -101,6 +108,37 @@ func (b *agentBody) apply(s *Server, c *customagent.Config) (string, bool) {
 		default:
 			return "reasoning_effort must be low, medium or high", false
 		}
+	}
+	return b.applyMCP(s, user, c)
+}
+
+// applyMCP writes mcp_plugins and mcp_tools: every server must be one
+// the user's runs see (or DeerFlow's installation id of one), and
+// mcp_tools must fit mcp_plugins.
+func (b *agentBody) applyMCP(s *Server, user string, c *customagent.Config) (string, bool) {
+	if len(b.MCPPlugins) > 0 {
+		var v []string
+		if err := json.Unmarshal(b.MCPPlugins, &v); err != nil {
+			return "mcp_plugins must be a list of strings or null", false
+		}
+		if v != nil {
+			known := s.mcpServerNames(user)
+			if unknown := builtin.UnknownMCPServers(v, known); len(unknown) > 0 {
+				return fmt.Sprintf("Unknown MCP server(s) in mcp_plugins: %s. Configured servers: %s.",
+					strings.Join(unknown, ", "), namesOrNone(known)), false
+			}
+		}
+		c.MCPPlugins = v
+	}
+	if len(b.MCPTools) > 0 {
+		var v map[string][]string
+		if err := json.Unmarshal(b.MCPTools, &v); err != nil {
+			return "mcp_tools must be an object of server names to lists of tool names, or null", false
+		}
+		c.MCPTools = v
+	}
+	if err := c.CheckMCP(); err != nil {
+		return err.Error(), false
 	}
 	return "", true
 }
@@ -217,7 +255,7 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request, u *principa
 		return
 	}
 	cfg := &customagent.Config{Name: name}
-	if msg, ok := body.apply(s, cfg); !ok {
+	if msg, ok := body.apply(s, u.ID, cfg); !ok {
 		writeError(w, http.StatusUnprocessableEntity, "%s", msg)
 		return
 	}
@@ -257,7 +295,7 @@ func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request, u *principa
 		return
 	}
 	cfg := a.Config.Clone()
-	if msg, ok := body.apply(s, cfg); !ok {
+	if msg, ok := body.apply(s, u.ID, cfg); !ok {
 		writeError(w, http.StatusUnprocessableEntity, "%s", msg)
 		return
 	}

@@ -112,7 +112,7 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request, u *principal)
 	var err error
 	if len(s.cfg.Models) == 0 {
 		ts, err = s.opts.Factory.Assembler.Assemble(r.Context(), toolset.Options{Groups: groups, IncludeMCP: !flag("no_mcp"),
-			ModelName: q.Get("model"), SubagentEnabled: flag("subagents")})
+			User: u.ID, ModelName: q.Get("model"), SubagentEnabled: flag("subagents")})
 		if err == nil { // the factory's filter, without a model to build
 			ts.Entries = agent.FilterEntries(r.Context(), s.authz, map[string]any{"user_id": u.ID, "user_role": u.Role}, ts.Entries)
 		}

@@ -65,6 +65,7 @@ func (s *Server) settingsRoutes(h func(pattern string, f handlerFunc)) {
 	h("POST /api/input-polish", s.perm(authz.RunsCreate, s.inputPolish))
 	h("GET /api/v1/auth/me", s.me)
 	h("GET /api/tools", s.listTools)
+	s.userMCPRoutes(h) // the caller's own MCP servers (gateway/mcp_user.go)
 
 	// Skills (DeerFlow's gateway routes).
 	h("GET /api/skills", s.listSkills)

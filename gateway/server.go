@@ -75,6 +75,11 @@ type Options struct {
 	// MCP is reset after an MCP configuration change and by
 	// POST /api/mcp/cache/reset; nil means nothing to reset.
 	MCP CacheResetter
+	// UserMCP holds the users' MCP files (their own servers and their
+	// credentials for shared servers, /api/mcp/user); nil makes those
+	// routes answer 501. The MCP source of Factory.Assembler must read
+	// the same files (mcptools.Options.UserFiles) for runs to use them.
+	UserMCP *config.UserMCPFiles
 	// Tokens map bearer tokens to users (config gateway.tokens). None
 	// means every request is DefaultUserID, an admin; the caller must then
 	// listen on loopback only (RequiresLoopback).
@@ -222,6 +227,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if fo.Telemetry == nil {
 		fo.Telemetry = opts.Telemetry
+	}
+	if fo.MCPServerNames == nil {
+		fo.MCPServerNames = s.mcpServerNames
 	}
 	fo.ModelMiddlewares = append([]tool.ModelMiddleware{s.stampMessages}, slices.Clone(fo.ModelMiddlewares)...)
 	if fo.Logger == nil {
