@@ -92,9 +92,6 @@ func (a *app) refuseUnenforced() error {
 	if err := a.loadedExtensions().UnenforcedError(a.cfg.AllowUnenforced); err != nil {
 		errs = append(errs, err)
 	}
-	if err := a.mcpTasksError(); err != nil {
-		errs = append(errs, err)
-	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
