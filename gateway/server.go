@@ -157,6 +157,8 @@ type Server struct {
 
 	visible visibleCache // rebuilt histories of summarised threads (messages page)
 
+	scheduled schedulerSlot // the scheduled tasks' store and dispatcher (scheduled_launch.go)
+
 	logins mcpLogins // MCP logins waiting for their callback (mcp_oauth.go)
 
 	// MCP servers' questions waiting for the human (elicit.go).

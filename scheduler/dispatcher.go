@@ -51,6 +51,11 @@ const maxReconcile = 1000
 // 409.
 var ErrConflict = errors.New("scheduler: the thread already has an active run")
 
+// ErrUnavailable is wrapped by a Launcher's error when it cannot start
+// runs for now (the gateway is shutting down): the firing is not lost,
+// the task stays due and a later poll (or the next process) fires it.
+var ErrUnavailable = errors.New("scheduler: the launcher is not available")
+
 // LaunchRequest is a run a task starts.
 type LaunchRequest struct {
 	// UserID owns the task; the run is theirs.
@@ -276,13 +281,13 @@ func (d *Dispatcher) dispatch(ctx context.Context, t *store.ScheduledTask, now t
 	if err := d.tasks.CreateScheduledTaskRun(ctx, tr); err != nil {
 		if errors.Is(err, store.ErrActiveScheduledRun) {
 			if trigger == TriggerManual {
-				d.release(ctx, t)
+				d.release(ctx, t, trigger)
 				return Outcome{Outcome: OutcomeConflict, ThreadID: thread, Error: errActiveRun}
 			}
 			return d.skip(ctx, t, thread, now, errSkipActive)
 		}
 		d.logger.Error("cannot record a scheduled task run", "task_id", t.ID, "err", err)
-		d.release(ctx, t)
+		d.release(ctx, t, trigger)
 		return Outcome{Outcome: OutcomeFailed, ThreadID: thread, Error: err.Error()}
 	}
 	l, err := d.launcher.LaunchScheduled(ctx, LaunchRequest{UserID: t.UserID, ThreadID: thread, AssistantID: t.AssistantID,
@@ -324,6 +329,11 @@ func (d *Dispatcher) admitManual(ctx context.Context, t *store.ScheduledTask, th
 // launchFailed records a run that did not start: skipped for a scheduled
 // firing that met a busy thread, failed otherwise.
 func (d *Dispatcher) launchFailed(ctx context.Context, t *store.ScheduledTask, tr *store.ScheduledTaskRun, now time.Time, trigger string, err error) Outcome {
+	if errors.Is(err, ErrUnavailable) {
+		d.updateRun(ctx, tr.ID, store.TaskRunUpdate{Status: store.TaskRunInterrupted, Error: err.Error(), StartedAt: now, FinishedAt: now})
+		d.release(ctx, t, trigger)
+		return Outcome{Outcome: OutcomeFailed, TaskRunID: tr.ID, ThreadID: tr.ThreadID, Error: err.Error()}
+	}
 	conflict := errors.Is(err, ErrConflict)
 	if conflict && trigger == TriggerScheduled {
 		d.updateRun(ctx, tr.ID, store.TaskRunUpdate{Status: store.TaskRunSkipped, Error: err.Error(), StartedAt: now, FinishedAt: now})
@@ -362,19 +372,21 @@ func (d *Dispatcher) finishSkip(ctx context.Context, t *store.ScheduledTask, tas
 	return Outcome{Outcome: OutcomeSkipped, TaskRunID: taskRunID, ThreadID: thread, Error: msg}
 }
 
-// release gives up t's lease, leaving the task as it was.
-func (d *Dispatcher) release(ctx context.Context, t *store.ScheduledTask) {
-	d.finish(ctx, t, store.DispatchDone{Owner: d.owner, Status: restStatus(t), NextRunAt: t.NextRunAt, LastRunAt: t.LastRunAt,
+// release gives up t's lease, leaving the task as it was before the
+// dispatch.
+func (d *Dispatcher) release(ctx context.Context, t *store.ScheduledTask, trigger string) {
+	d.finish(ctx, t, store.DispatchDone{Owner: d.owner, Status: restStatus(t, trigger), NextRunAt: t.NextRunAt, LastRunAt: t.LastRunAt,
 		LastRunID: t.LastRunID, LastThreadID: t.LastThreadID, LastError: t.LastError})
 }
 
-// restStatus is the status of a task that was claimed (running) but not
-// fired.
-func restStatus(t *store.ScheduledTask) string {
-	if t.Status == store.TaskRunning && t.LeaseOwner != "" {
-		return store.TaskEnabled
+// restStatus is the status of a task whose dispatch did not fire it: a
+// manual trigger's lease left the status alone; a claim set it to
+// running from enabled.
+func restStatus(t *store.ScheduledTask, trigger string) string {
+	if trigger == TriggerManual {
+		return t.Status
 	}
-	return t.Status
+	return store.TaskEnabled
 }
 
 func (d *Dispatcher) finish(ctx context.Context, t *store.ScheduledTask, done store.DispatchDone) {
@@ -410,7 +422,7 @@ func (d *Dispatcher) next(t *store.ScheduledTask, now time.Time) time.Time {
 // other firing.
 func failureStatus(t *store.ScheduledTask, trigger string) string {
 	if trigger == TriggerManual {
-		return restStatus(t)
+		return restStatus(t, trigger)
 	}
 	if t.ScheduleType == TypeOnce {
 		return store.TaskFailed

@@ -324,3 +324,26 @@ func TestDispatcher_startAndClose(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestDispatcher_launcherUnavailable: a launcher that cannot start runs
+// for now loses no firing: the task stays due for the next poll.
+func TestDispatcher_launcherUnavailable(t *testing.T) {
+	st := openSQLite(t, t.TempDir())
+	l := &launcher{st: st, err: fmt.Errorf("shutting down: %w", scheduler.ErrUnavailable)}
+	d := newDispatcher(t, st, l, &clock{now: t0}, 3, "A")
+	create(t, st, onceTask("a", t0))
+	runOnce(t, d)
+	task := getTask(t, st, "a")
+	if task.Status != store.TaskEnabled || !task.NextRunAt.Equal(t0) || task.LeaseOwner != "" || task.RunCount != 0 {
+		t.Fatalf("task = %+v", task)
+	}
+	if runs := runsOf(t, st, "a"); len(runs) != 1 || runs[0].Status != store.TaskRunInterrupted {
+		t.Fatalf("runs = %+v", runs)
+	}
+	l.err = nil
+	l.end = succeed
+	runOnce(t, d)
+	if task := getTask(t, st, "a"); task.Status != store.TaskCompleted {
+		t.Fatalf("task after the retry = %+v", task)
+	}
+}

@@ -74,6 +74,9 @@ func serve(ctx context.Context, g *globals, addr string) error {
 	if err != nil {
 		return err
 	}
+	if err := a.startScheduler(ctx, gw); err != nil {
+		return err
+	}
 	// MCP servers' questions reach the human of the run that asked, as a
 	// clarification card (gateway/elicit.go).
 	a.elicit.route(gw.Elicit)
