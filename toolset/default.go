@@ -10,6 +10,5 @@ func DefaultRegistry() *Registry {
 	registerSandbox(r)
 	registerModels(r)
 	registerCommunity(r)
-	registerBrowser(r)
 	return r
 }

@@ -92,6 +92,9 @@ func (a *app) refuseUnenforced() error {
 	if err := a.loadedExtensions().UnenforcedError(a.cfg.AllowUnenforced); err != nil {
 		errs = append(errs, err)
 	}
+	if err := a.mcpTasksError(); err != nil {
+		errs = append(errs, err)
+	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/antlerhq/antler/customagent"
 	"github.com/antlerhq/antler/deferred"
 	"github.com/antlerhq/antler/guardrails"
+	"github.com/antlerhq/antler/mcptasks"
 	"github.com/antlerhq/antler/mcptools"
 	"github.com/antlerhq/antler/memory"
 	"github.com/antlerhq/antler/model"
@@ -66,6 +67,9 @@ type services struct {
 	// toolProgress is the tool_progress section's guard, shared by every
 	// run (wire_tool_progress.go); nil when the section is disabled.
 	toolProgress *agent.ToolProgressGuard
+	// mcpTasks is the MCP background-task runtime (wire_mcptasks.go);
+	// nil when the mcp_tasks section is off.
+	mcpTasks *mcptasks.Runtime
 	// memory is the long-term memory (wire_memory.go); nil when the
 	// memory section is off.
 	memory *memory.Manager
@@ -106,6 +110,9 @@ func (a *app) wire(ctx context.Context) error {
 	a.skills = skills.NewStore(skills.OptionsFromConfig(a.cfg, home, a.g.opts.Getenv, a.skillEnableState, a.logger))
 	a.agents = customagent.New(a.layout, customagent.Options{Logger: a.logger})
 	a.wireBuiltins(ctx)
+	if err := a.wireMCPTasks(); err != nil {
+		return err
+	}
 	a.policy = skills.NewPolicy(skills.PolicyOptions{Store: a.skills, Logger: a.logger})
 	a.wireToolProgress()
 	if err := a.wireToolPolicy(); err != nil {
@@ -246,7 +253,7 @@ func (a *app) newAssembler(mcp toolset.MCPSource) *toolset.Assembler {
 		Registry: a.g.opts.Registry,
 		Env:      a.env,
 		Builtins: a.builtins,
-		MCP:      mcp,
+		MCP:      a.withTaskToolsets(mcp),
 		ACP:      a.acp.Tool,
 		Logger:   a.logger,
 
