@@ -226,6 +226,12 @@ func TestReviewSkillPackageLocal(t *testing.T) {
 		t.Errorf("subject = %v", at(payload, "facts", "subject"))
 	}
 
+	writeFile(t, filepath.Join(e.skillsPath, "public", "shared", "SKILL.md"), skillContent("shared"))
+	_, payload = e.review(t, reviewCall("alice"), map[string]any{"target": "/mnt/skills/public/shared"})
+	if at(payload, "facts", "subject", "declared_name") != "shared" || at(payload, "facts", "subject", "display_ref") != "shared" {
+		t.Errorf("a package under /mnt/skills: %v", at(payload, "facts", "subject"))
+	}
+
 	archive := filepath.Join(e.tp.Uploads, "upload.skill")
 	writeZip(t, archive, map[string]string{"SKILL.md": skillContent("zipped"), "../escape.txt": "x"})
 	_, payload = e.review(t, reviewCall("alice"), map[string]any{"target": "/mnt/user-data/uploads/upload.skill"})

@@ -156,3 +156,30 @@ func TestReadDirCancelled(t *testing.T) {
 		t.Fatal("a cancelled walk returned no error")
 	}
 }
+
+// TestReadDirAt: a package folder inside a parent root is read through
+// it; a folder that is a symlink out of the parent is refused, and a
+// missing one is a root_not_found snapshot.
+func TestReadDirAt(t *testing.T) {
+	parentDir := writeTree(t, map[string]string{"pkg/SKILL.md": validSkill("demo")})
+	outside := writeTree(t, map[string]string{"SKILL.md": validSkill("outside")})
+	if err := os.Symlink(outside, filepath.Join(parentDir, "escape")); err != nil {
+		t.Fatal(err)
+	}
+	parent, err := os.OpenRoot(parentDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer parent.Close()
+	s, err := ReadDirAt(t.Context(), parent, "pkg", Subject{}, Limits{})
+	if err != nil || len(s.Files) != 1 {
+		t.Fatalf("pkg: %v, %+v", err, s)
+	}
+	if _, err := ReadDirAt(t.Context(), parent, "escape", Subject{}, Limits{}); err == nil {
+		t.Errorf("a symlink out of the parent was followed")
+	}
+	s, err = ReadDirAt(t.Context(), parent, "missing", Subject{}, Limits{})
+	if err != nil || len(s.ReaderErrors) != 1 || s.ReaderErrors[0].Code != codeRootNotFound {
+		t.Errorf("missing: %v, %+v", err, s)
+	}
+}
