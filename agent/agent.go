@@ -62,6 +62,12 @@ type Options struct {
 	// long-term memory queues the turn there. It must not block. nil
 	// calls nothing.
 	AfterRun func(in Input, out *Outcome)
+	// RunEnded is called once every run ended, whatever its outcome
+	// (completed, stopped, failed or cancelled: err is the run's error),
+	// after AfterRun and before the done event; the program releases
+	// there what the run's tools held for the thread, such as its
+	// browser session. It must not block. nil calls nothing.
+	RunEnded func(in Input, out *Outcome, err error)
 	// Store persists threads, runs and a checkpoint after every step; nil
 	// keeps the state in memory only (Input.State is the starting state).
 	Store store.Store

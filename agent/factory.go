@@ -126,6 +126,10 @@ type FactoryOptions struct {
 	// into the system prompt, its tools (mode tool) are bound, and each
 	// completed run is queued for extraction. nil means none.
 	Memory Memory
+	// RunEnded is called when each lead run ends, whatever its outcome
+	// (Options.RunEnded); the CLI closes the thread's browser session
+	// there. nil calls nothing.
+	RunEnded func(in Input, out *Outcome, err error)
 	// Telemetry records the spans and metrics of the agents' runs; nil
 	// records none.
 	Telemetry *telemetry.Recorder
@@ -320,6 +324,7 @@ func (f *Factory) Build(ctx context.Context, req Request) (*Lead, error) {
 		}
 	}
 	opts.AfterRun = f.afterRun(req)
+	opts.RunEnded = f.opts.RunEnded
 	a, err := New(opts)
 	if err != nil {
 		return nil, err

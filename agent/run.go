@@ -129,6 +129,9 @@ func (a *Agent) run(ctx context.Context, in Input, emit func(Event, error)) (*Ou
 	if a.opts.AfterRun != nil && err == nil && reason == StopCompleted && r.state != nil {
 		a.opts.AfterRun(in, out)
 	}
+	if a.opts.RunEnded != nil {
+		a.opts.RunEnded(in, out, err)
+	}
 	if err != nil {
 		emit(Event{Type: EventError, Error: err.Error(), ThreadID: in.ThreadID, RunID: in.RunID}, err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/antlerhq/antler/acptools"
 	"github.com/antlerhq/antler/builtin"
+	"github.com/antlerhq/antler/community/browser"
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/customagent"
 	"github.com/antlerhq/antler/deferred"
@@ -52,6 +53,14 @@ tools:
   - {name: web_fetch, group: web, use: deerflow.community.jina_ai.tools:web_fetch_tool, provider: jina, base_url: "http://127.0.0.1:1"}
   - {name: image_search, group: web, use: deerflow.community.brave.tools:image_search_tool, base_url: "http://127.0.0.1:1", api_key: unused}
   - {name: web_capture, group: web, use: deerflow.community.browserless.tools:web_capture_tool, base_url: "http://127.0.0.1:1"}
+  - {name: browser_navigate, group: browser, use: deerflow.community.browser_automation.tools:browser_navigate_tool, timeout_ms: 30000}
+  - {name: browser_snapshot, group: browser, use: deerflow.community.browser_automation.tools:browser_snapshot_tool}
+  - {name: browser_click, group: browser, use: deerflow.community.browser_automation.tools:browser_click_tool}
+  - {name: browser_type, group: browser, use: deerflow.community.browser_automation.tools:browser_type_tool}
+  - {name: browser_get_text, group: browser, use: deerflow.community.browser_automation.tools:browser_get_text_tool, max_chars: 8000}
+  - {name: browser_back, group: browser, use: deerflow.community.browser_automation.tools:browser_back_tool}
+  - {name: browser_screenshot, group: browser, use: deerflow.community.browser_automation.tools:browser_screenshot_tool}
+  - {name: browser_close, group: browser, use: deerflow.community.browser_automation.tools:browser_close_tool}
   - name: shout
     group: command
     use: antler:command
@@ -113,7 +122,9 @@ func contractTools(t *testing.T) ([]*tool.Tool, *toolset.Env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := &toolset.Env{Config: cfg, Home: home, Sandbox: sandbox.NewLocal(layout, sandbox.LocalOptions{})}
+	browsers := browser.NewManager(browser.ManagerOptions{})
+	t.Cleanup(func() { _ = browsers.Close() })
+	env := &toolset.Env{Config: cfg, Home: home, Sandbox: sandbox.NewLocal(layout, sandbox.LocalOptions{}), Browser: browsers}
 	asm := &toolset.Assembler{
 		Registry: toolset.DefaultRegistry(),
 		Env:      env,
@@ -148,23 +159,33 @@ func contractTools(t *testing.T) ([]*tool.Tool, *toolset.Env) {
 // contractSamples are valid calls; Live ones only touch the temporary
 // home.
 var contractSamples = map[string]tooltest.Sample{
-	"ls":                {Args: []byte(`{"description":"list","path":"/mnt/user-data/workspace"}`), Live: true},
-	"read_file":         {Args: []byte(`{"description":"read","path":"/mnt/user-data/workspace/notes.txt"}`), Live: true},
-	"glob":              {Args: []byte(`{"description":"find","pattern":"*.txt","path":"/mnt/user-data/workspace"}`), Live: true},
-	"grep":              {Args: []byte(`{"description":"search","pattern":"beta","path":"/mnt/user-data/workspace"}`), Live: true},
-	"write_file":        {Args: []byte(`{"description":"write","path":"/mnt/user-data/workspace/new.txt","content":"x"}`), Live: true},
-	"str_replace":       {Args: []byte(`{"description":"edit","path":"/mnt/user-data/workspace/notes.txt","old_str":"alpha","new_str":"gamma"}`)},
-	"bash":              {Args: []byte(`{"description":"say hi","command":"echo hi"}`)},
-	"web_search":        {Args: []byte(`{"query":"antler"}`)},
-	"web_fetch":         {Args: []byte(`{"url":"https://example.com/"}`)},
-	"image_search":      {Args: []byte(`{"query":"antler"}`)},
-	"web_capture":       {Args: []byte(`{"url":"https://example.com/"}`)},
-	"shout":             {Args: []byte(`{}`)},
-	"present_files":     {Args: []byte(`{"filepaths":["/mnt/user-data/outputs/report.md"]}`), Live: true},
-	"describe_skill":    {Args: []byte(`{"name":"chart visualization"}`), Live: true},
-	"ask_clarification": {Args: []byte(`{"question":"Which one?","clarification_type":"missing_info"}`), Live: true},
-	"view_image":        {Args: []byte(`{"image_path":"/mnt/user-data/uploads/pixel.png"}`), Live: true},
-	"skill_manage":      {Args: []byte(`{"action":"delete","name":"no-such-skill"}`)},
+	"ls":           {Args: []byte(`{"description":"list","path":"/mnt/user-data/workspace"}`), Live: true},
+	"read_file":    {Args: []byte(`{"description":"read","path":"/mnt/user-data/workspace/notes.txt"}`), Live: true},
+	"glob":         {Args: []byte(`{"description":"find","pattern":"*.txt","path":"/mnt/user-data/workspace"}`), Live: true},
+	"grep":         {Args: []byte(`{"description":"search","pattern":"beta","path":"/mnt/user-data/workspace"}`), Live: true},
+	"write_file":   {Args: []byte(`{"description":"write","path":"/mnt/user-data/workspace/new.txt","content":"x"}`), Live: true},
+	"str_replace":  {Args: []byte(`{"description":"edit","path":"/mnt/user-data/workspace/notes.txt","old_str":"alpha","new_str":"gamma"}`)},
+	"bash":         {Args: []byte(`{"description":"say hi","command":"echo hi"}`)},
+	"web_search":   {Args: []byte(`{"query":"antler"}`)},
+	"web_fetch":    {Args: []byte(`{"url":"https://example.com/"}`)},
+	"image_search": {Args: []byte(`{"query":"antler"}`)},
+	"web_capture":  {Args: []byte(`{"url":"https://example.com/"}`)},
+	// No browser starts: the contract config makes no session, and
+	// navigate's cancelled call ends in its lookup.
+	"browser_navigate":   {Args: []byte(`{"url":"https://example.com/"}`)},
+	"browser_snapshot":   {Args: []byte(`{}`)},
+	"browser_click":      {Args: []byte(`{"ref":1}`)},
+	"browser_type":       {Args: []byte(`{"ref":1,"text":"x"}`)},
+	"browser_get_text":   {Args: []byte(`{}`)},
+	"browser_back":       {Args: []byte(`{}`)},
+	"browser_screenshot": {Args: []byte(`{}`)},
+	"browser_close":      {Args: []byte(`{}`), Live: true},
+	"shout":              {Args: []byte(`{}`)},
+	"present_files":      {Args: []byte(`{"filepaths":["/mnt/user-data/outputs/report.md"]}`), Live: true},
+	"describe_skill":     {Args: []byte(`{"name":"chart visualization"}`), Live: true},
+	"ask_clarification":  {Args: []byte(`{"question":"Which one?","clarification_type":"missing_info"}`), Live: true},
+	"view_image":         {Args: []byte(`{"image_path":"/mnt/user-data/uploads/pixel.png"}`), Live: true},
+	"skill_manage":       {Args: []byte(`{"action":"delete","name":"no-such-skill"}`)},
 	"task": {Args: []byte(`{"description":"look","prompt":"Look around.","subagent_type":"general-purpose"}`),
 		Live: true},
 	"invoke_acp_agent": {Args: []byte(`{"agent":"never-started","prompt":"hi"}`)},

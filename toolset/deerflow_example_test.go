@@ -4,11 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/antlerhq/antler/community/browser"
 	"github.com/antlerhq/antler/config"
 )
 
@@ -139,19 +139,13 @@ func TestDeerFlowExampleEveryTool(t *testing.T) {
 		t.Fatalf("parse %s: %v", path, err)
 	}
 	reg := DefaultRegistry()
-	env := &Env{Config: cfg, Home: t.TempDir()}
+	browsers := browser.NewManager(browser.ManagerOptions{})
+	t.Cleanup(func() { _ = browsers.Close() })
+	env := &Env{Config: cfg, Home: t.TempDir(), Browser: browsers}
 	uses := map[string]bool{}
 	var tools []config.ToolEntry
 	for _, e := range cfg.Tools {
 		uses[e.Use] = true
-		// The eight browser_automation tools are not implemented yet
-		// (issue 27): their use strings are still unknown.
-		if strings.HasPrefix(e.Use, "deerflow.community.browser_automation.") {
-			if _, err := reg.BuildTool(t.Context(), env, e); err == nil || !strings.Contains(err.Error(), "unknown use") {
-				t.Errorf("%s: %v; if it is implemented now, drop this exception", e.Use, err)
-			}
-			continue
-		}
 		tools = append(tools, e)
 		tl, err := reg.BuildTool(t.Context(), env, e)
 		if err != nil {
@@ -171,7 +165,9 @@ func TestDeerFlowExampleEveryTool(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Assemble: %v", err)
 	}
-	for _, n := range []string{"web_search", "web_fetch", "web_capture", "image_search", "ls"} {
+	for _, n := range []string{"web_search", "web_fetch", "web_capture", "image_search", "ls",
+		"browser_navigate", "browser_snapshot", "browser_click", "browser_type", "browser_get_text",
+		"browser_back", "browser_screenshot", "browser_close"} {
 		if !slices.Contains(ts.Names(), n) {
 			t.Errorf("assembled tools %v lack %s", ts.Names(), n)
 		}

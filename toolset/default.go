@@ -10,5 +10,6 @@ func DefaultRegistry() *Registry {
 	registerSandbox(r)
 	registerModels(r)
 	registerCommunity(r)
+	registerBrowser(r)
 	return r
 }

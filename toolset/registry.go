@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/antlerhq/antler/community/browser"
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/model"
 	"github.com/antlerhq/antler/sandbox"
@@ -29,6 +30,10 @@ type Env struct {
 	// tools; nil means one local provider over Home, made on first use
 	// and shared by every tool built with this Env.
 	Sandbox sandbox.Provider
+	// Browser keeps the browser tools' per-thread sessions; the program
+	// owns it (closes it, and closes a thread's session when its run
+	// ends). nil makes a config with a browser tool a build error.
+	Browser *browser.Manager
 }
 
 // ToolFactory builds the tool a config entry names. Options of the entry
