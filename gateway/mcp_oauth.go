@@ -22,6 +22,8 @@ const (
 	mcpLoginCallbackPath = "/api/mcp/oauth/callback"
 	// loginExchangeTimeout bounds the token exchange a callback waits for.
 	loginExchangeTimeout = 60 * time.Second
+	// maxLoginScopes bounds the scopes a start request may add.
+	maxLoginScopes = 32
 )
 
 // MCPLoginOptions configure the MCP login routes (docs/api.md, "MCP
@@ -63,12 +65,23 @@ type pendingLogin struct {
 }
 
 // mcpLoginStart answers POST /api/mcp/oauth/{name}/start: the
-// authorization URL for the caller's login to server name. The state in
+// authorization URL for the caller's login to server name, asking for the
+// body's optional "scopes" besides the server's (a step-up). The state in
 // it binds the callback to the caller.
 func (s *Server) mcpLoginStart(w http.ResponseWriter, r *http.Request, u *principal) {
 	o := s.opts.MCPLogin
 	if o.Store == nil {
 		writeError(w, http.StatusNotImplemented, "MCP login is not configured on this gateway")
+		return
+	}
+	var body struct {
+		Scopes []string `json:"scopes"`
+	}
+	if !s.decodeJSON(w, r, &body) {
+		return
+	}
+	if len(body.Scopes) > maxLoginScopes {
+		writeError(w, http.StatusUnprocessableEntity, "scopes: at most %d", maxLoginScopes)
 		return
 	}
 	srv, ok := s.mcpLoginServer(w, r, u)
@@ -81,7 +94,7 @@ func (s *Server) mcpLoginStart(w http.ResponseWriter, r *http.Request, u *princi
 	}
 	timeout := cmp.Or(o.Timeout, mcpauth.DefaultLoginTimeout)
 	redirect := cmp.Or(o.RedirectURL, callbackURL(r))
-	f, err := mcpauth.Begin(r.Context(), mcpauth.LoginOptions{Client: o.Client, Store: o.Store, Timeout: timeout}, u.ID, srv, redirect)
+	f, err := mcpauth.Begin(r.Context(), mcpauth.LoginOptions{Client: o.Client, Store: o.Store, Timeout: timeout, Scopes: body.Scopes}, u.ID, srv, redirect)
 	switch {
 	case errors.Is(err, mcpauth.ErrNotAsked):
 		s.logins.release()

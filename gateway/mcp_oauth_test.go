@@ -31,7 +31,7 @@ func mcpLoginEnv(t *testing.T, a *mcpauthtest.Server, o gateway.MCPLoginOptions,
 		"remote": map[string]any{"enabled": true, "type": "http", "url": a.URL()}}})
 	mgr := mcptools.New(mcptools.Options{Extensions: mcptools.Static(&config.Extensions{MCPServers: map[string]config.MCPServer{
 		"remote": {Name: "remote", Enabled: true, Type: "http", URL: a.URL()}}}),
-		Authorizer: &mcpauth.Stored{Store: st, LoginHint: func(s, u string) string { return "log in to " + s + " as " + u }},
+		Authorizer: &mcpauth.Stored{Store: st, LoginHint: func(s, u string, _ []string) string { return "log in to " + s + " as " + u }},
 		AuthUser:   "alice"})
 	t.Cleanup(func() { mgr.Close() })
 	e := newEnv(t, envOptions{model: chat, tokens: tokens(), mcp: mgr, extensions: string(ext),

@@ -43,12 +43,16 @@ func mcpAuthStore(g *globals) (mcpauth.FileStore, error) {
 	return mcpauth.FileStore{Dir: filepath.Join(home, mcpOAuthDir)}, nil
 }
 
-// mcpLoginHint says how user logs in to server: the LoginHint of the
-// runs' mcpauth.Stored, which the model sees in the error of a call.
-func mcpLoginHint(server, user string) string {
+// mcpLoginHint says how user logs in to server, with scopes (those an
+// insufficient_scope challenge named): the LoginHint of the runs'
+// mcpauth.Stored, which the model sees in the error of a call.
+func mcpLoginHint(server, user string, scopes []string) string {
 	cmd := "antler mcp login " + server
 	if user != defaultUserFlag {
 		cmd += " --user " + user
+	}
+	for _, sc := range scopes {
+		cmd += " --scope " + sc
 	}
 	return fmt.Sprintf("run `%s` (or, through the gateway, POST /api/mcp/oauth/%s/start), then retry", cmd, server)
 }
@@ -93,6 +97,7 @@ func newMCPLoginCmd(g *globals) *cobra.Command {
 	var (
 		port    int
 		timeout time.Duration
+		scopes  []string
 	)
 	c := &cobra.Command{
 		Use:   "login NAME",
@@ -104,7 +109,8 @@ a browser, and wait for the redirect on 127.0.0.1 (--port, random by
 default). The tokens are stored for --user under the home
 (mcp_oauth/USER/NAME.json, readable by the owner only) and used, refreshed
 before they expire, by that user's runs. Tokens are never printed or
-logged. The wait is bounded by --timeout; Ctrl-C cancels.`,
+logged. --scope asks for scopes besides the server's, when a call said it
+needs more. The wait is bounded by --timeout; Ctrl-C cancels.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeServerNames(g),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -125,18 +131,27 @@ logged. The wait is bounded by --timeout; Ctrl-C cancels.`,
 			if err != nil {
 				return err
 			}
-			return mcpLogin(c.Context(), c.OutOrStdout(), st, g.user, srv, port, timeout)
+			return mcpLogin(c.Context(), c.OutOrStdout(), st, g.user, srv, loginFlags{port: port, timeout: timeout, scopes: scopes})
 		},
 	}
 	c.Flags().IntVar(&port, "port", 0, "port of the loopback redirect on 127.0.0.1 (0: any free port)")
 	c.Flags().DurationVar(&timeout, "timeout", mcpauth.DefaultLoginTimeout, "bound on the whole login, the browser's part included")
+	c.Flags().StringSliceVar(&scopes, "scope", nil, "a scope to ask for besides the server's (repeatable; for a server that asked for more)")
 	return c
+}
+
+// loginFlags are the flags of `mcp login`.
+type loginFlags struct {
+	port    int
+	timeout time.Duration
+	scopes  []string
 }
 
 // mcpLogin runs one login of user to srv with the redirect on
 // 127.0.0.1:port, bounded by timeout and by ctx (Ctrl-C).
-func mcpLogin(ctx context.Context, w io.Writer, st mcpauth.FileStore, user string, srv config.MCPServer, port int, timeout time.Duration) error {
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+func mcpLogin(ctx context.Context, w io.Writer, st mcpauth.FileStore, user string, srv config.MCPServer, fl loginFlags) error {
+	timeout := fl.timeout
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(fl.port)))
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("listening for the login redirect: %w", err)}
 	}
@@ -145,7 +160,7 @@ func mcpLogin(ctx context.Context, w io.Writer, st mcpauth.FileStore, user strin
 
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	f, err := mcpauth.Begin(ctx, mcpauth.LoginOptions{Store: st, Timeout: timeout}, user, srv, redirect)
+	f, err := mcpauth.Begin(ctx, mcpauth.LoginOptions{Store: st, Timeout: timeout, Scopes: fl.scopes}, user, srv, redirect)
 	switch {
 	case errors.Is(err, mcpauth.ErrNotAsked):
 		fmt.Fprintf(w, "MCP server '%s' did not ask for authorization: there is nothing to log in to.\n", srv.Name)
@@ -285,11 +300,11 @@ func mcpAuthState(ctx context.Context, st mcpauth.Store, user string, s config.M
 	case err != nil:
 		return "✗ stored login unreadable: " + err.Error()
 	case loginRequired:
-		return "✗ login required: " + mcpLoginHint(s.Name, user)
+		return "✗ login required: " + mcpLoginHint(s.Name, user, nil)
 	case rec != nil && rec.URL == s.URL:
 		return fmt.Sprintf("✔ logged in as '%s' (%s)", user, recordState(rec, time.Now()))
 	case s.OAuth != nil && s.OAuth.Enabled:
-		return "✗ not logged in: " + mcpLoginHint(s.Name, user)
+		return "✗ not logged in: " + mcpLoginHint(s.Name, user, nil)
 	}
 	return ""
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,7 +40,7 @@ type loginResult struct {
 // the authorization URL, follows it as a browser does (the authorization
 // server redirects at once to the loopback callback). With cancel, it
 // cancels the command (Ctrl-C) instead of following the URL.
-func cliLogin(t *testing.T, cfg, home, user string, cancel bool) loginResult {
+func cliLogin(t *testing.T, cfg, home, user string, cancel bool, extra ...string) loginResult {
 	t.Helper()
 	ctx, stop := context.WithCancel(t.Context())
 	defer stop()
@@ -48,7 +49,8 @@ func cliLogin(t *testing.T, cfg, home, user string, cancel bool) loginResult {
 	done := make(chan int, 1)
 	go func() {
 		defer pw.Close()
-		done <- Main(ctx, []string{"--config", cfg, "--home", home, "--user", user, "mcp", "login", "remote", "--timeout", "1m"},
+		args := append([]string{"--config", cfg, "--home", home, "--user", user, "mcp", "login", "remote", "--timeout", "1m"}, extra...)
+		done <- Main(ctx, args,
 			Options{Stdout: pw, Stderr: &errOut, Stdin: strings.NewReader(""), Getenv: func(string) string { return "" }})
 	}()
 	var out strings.Builder
@@ -242,5 +244,36 @@ func TestMCPStoredLogin_refreshBeforeExpiry(t *testing.T) {
 	}
 	if _, grants := a.Counts(); len(grants) != 1 || grants[0] != "refresh_token" {
 		t.Errorf("token requests %v, want one refresh", grants)
+	}
+}
+
+// TestMCPLogin_stepUp: a tool that needs a scope the login did not get
+// fails with a result naming the scope and the login command with
+// --scope; a login with that scope makes the call pass.
+func TestMCPLogin_stepUp(t *testing.T) {
+	a := mcpauthtest.New(t)
+	cfg, home := mcpLoginConfig(t, a)
+	if res := cliLogin(t, cfg, home, "alice", false); res.code != 0 {
+		t.Fatalf("mcp login: exit %d: %s", res.code, res.errOut)
+	}
+	admin := func() (int, string) {
+		code, out, errOut := runCLI(t, nil, "--config", cfg, "--home", home, "--user", "alice", "tools", "call", "remote_admin", "--args", "{}")
+		return code, out + errOut
+	}
+	code, out := admin()
+	want := `MCP server 'remote' needs more authorization (scope "read admin") for user 'alice': run ` +
+		"`antler mcp login remote --user alice --scope read --scope admin`"
+	if code != 1 || !strings.Contains(out, want) {
+		t.Fatalf("admin before the step-up: exit %d\n%s\nwant exit 1 and %q", code, out, want)
+	}
+	if res := cliLogin(t, cfg, home, "alice", false, "--scope", "admin"); res.code != 0 {
+		t.Fatalf("mcp login --scope admin: exit %d: %s", res.code, res.errOut)
+	}
+	q := a.AuthorizeQueries()
+	if got := strings.Fields(q[len(q)-1].Get("scope")); !slices.Contains(got, "read") || !slices.Contains(got, "admin") {
+		t.Errorf("the step-up login asked for scope %q, want read and admin", got)
+	}
+	if code, out := admin(); code != 0 || !strings.Contains(out, "admin at-") {
+		t.Errorf("admin after the step-up: exit %d\n%s", code, out)
 	}
 }

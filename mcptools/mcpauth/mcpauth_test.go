@@ -141,7 +141,7 @@ func TestLogin_serverThatDoesNotAsk(t *testing.T) {
 
 func TestStored_loginRequired(t *testing.T) {
 	a := mcpauthtest.New(t)
-	az := &mcpauth.Stored{Store: mcpauth.FileStore{Dir: t.TempDir()}, LoginHint: func(s, _ string) string { return "run antler mcp login " + s }}
+	az := &mcpauth.Stored{Store: mcpauth.FileStore{Dir: t.TempDir()}, LoginHint: func(s, _ string, _ []string) string { return "run antler mcp login " + s }}
 	m := newManager(t, a, az, "alice")
 	got, isErr := call(t, m, "alice", "whoami")
 	if !isErr || !strings.Contains(got, "MCP server 'remote' needs authorization for user 'alice': run antler mcp login remote") {
@@ -234,7 +234,7 @@ func TestStepUp(t *testing.T) {
 		a := mcpauthtest.New(t)
 		st := mcpauth.FileStore{Dir: t.TempDir()}
 		login(t, a, st, "alice")
-		m := newManager(t, a, &mcpauth.Stored{Store: st, LoginHint: func(string, string) string { return "log in again" }}, "alice")
+		m := newManager(t, a, &mcpauth.Stored{Store: st, LoginHint: func(string, string, []string) string { return "log in again" }}, "alice")
 		got, isErr := call(t, m, "alice", "admin")
 		if !isErr || !strings.Contains(got, `needs more authorization (scope "read admin") for user 'alice'`) {
 			t.Errorf("admin = %q (error %v)", got, isErr)
@@ -257,7 +257,7 @@ func TestTokensPerUser(t *testing.T) {
 	if ra.AccessToken == rb.AccessToken {
 		t.Fatal("alice and bob were given the same token")
 	}
-	m := newManager(t, a, &mcpauth.Stored{Store: st, LoginHint: func(string, string) string { return "log in" }}, "alice")
+	m := newManager(t, a, &mcpauth.Stored{Store: st, LoginHint: func(string, string, []string) string { return "log in" }}, "alice")
 	tests := []struct {
 		user      string
 		want      string

@@ -111,9 +111,10 @@ type Stored struct {
 	Client
 	Store   Store
 	Refresh Refresh
-	// LoginHint says how user logs in to server, for LoginRequiredError;
+	// LoginHint says how user logs in to server, for LoginRequiredError,
+	// with the scopes an insufficient_scope challenge named (else none);
 	// nil says "log in to the MCP server".
-	LoginHint func(server, user string) string
+	LoginHint func(server, user string, scopes []string) string
 }
 
 // OAuthHandler returns the handler of user's session with srv.
@@ -165,13 +166,12 @@ func (h *storedHandler) Authorize(_ context.Context, _ *http.Request, resp *http
 	if resp.StatusCode == http.StatusForbidden && bearer["error"] != "insufficient_scope" {
 		return nil // an ordinary 403: the retried request reports it
 	}
-	hint := "log in to the MCP server"
-	if h.s.LoginHint != nil {
-		hint = h.s.LoginHint(h.srv.Name, h.user)
-	}
-	e := &LoginRequiredError{Server: h.srv.Name, User: h.user, Hint: hint}
+	e := &LoginRequiredError{Server: h.srv.Name, User: h.user, Hint: "log in to the MCP server"}
 	if resp.StatusCode == http.StatusForbidden {
 		e.Scopes = strings.Fields(bearer["scope"])
+	}
+	if h.s.LoginHint != nil {
+		e.Hint = h.s.LoginHint(h.srv.Name, h.user, e.Scopes)
 	}
 	return e
 }
