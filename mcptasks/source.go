@@ -59,6 +59,29 @@ func (s *Source) Tools(ctx context.Context) ([]*tool.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.wrap(in)
+}
+
+// ToolsFor implements toolset.UserMCPSource: the user's tools of an
+// inner source that has per-user servers (mcptools.Manager.ToolsFor),
+// configured as Tools configures the shared ones; Tools otherwise.
+func (s *Source) ToolsFor(ctx context.Context, user string) ([]*tool.Tool, error) {
+	users, ok := s.inner.(interface {
+		ToolsFor(ctx context.Context, user string) ([]*tool.Tool, error)
+	})
+	if !ok {
+		return s.Tools(ctx)
+	}
+	in, err := users.ToolsFor(ctx, user)
+	if err != nil {
+		return nil, err
+	}
+	return s.wrap(in)
+}
+
+// wrap configures the task toolsets among in (the same slice while
+// nothing changed).
+func (s *Source) wrap(in []*tool.Tool) ([]*tool.Tool, error) {
 	ext, _, err := s.ext.Get()
 	if err != nil || ext == nil || ext.TaskToolsetCount() == 0 {
 		return in, nil // a broken file is the inner source's to report
