@@ -60,6 +60,7 @@ func (d *Dispatcher) complete(ctx context.Context, taskID, taskRunID, runID stri
 		return
 	}
 	d.updateRun(ctx, taskRunID, store.TaskRunUpdate{Status: status, RunID: runID, Error: errText, FinishedAt: d.Now()})
+	d.prune(ctx, taskID)
 	t, err := d.tasks.GetScheduledTask(ctx, taskID)
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
@@ -166,4 +167,16 @@ func onceFinal(status string) string {
 		return store.TaskCancelled
 	}
 	return store.TaskFailed
+}
+
+// KeepTaskRuns is how many runs of a task are kept (the most GET .../runs
+// pages through, DeerFlow's largest limit): older finished ones are
+// deleted as new ones end, so that a task firing every minute does not
+// grow the database without bound.
+const KeepTaskRuns = 200
+
+func (d *Dispatcher) prune(ctx context.Context, taskID string) {
+	if _, err := d.tasks.PruneScheduledTaskRuns(ctx, taskID, KeepTaskRuns); err != nil {
+		d.logger.Warn("cannot prune a scheduled task's runs", "task_id", taskID, "err", err)
+	}
 }

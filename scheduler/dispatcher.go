@@ -357,6 +357,7 @@ func (d *Dispatcher) skip(ctx context.Context, t *store.ScheduledTask, thread st
 	if err := d.tasks.CreateScheduledTaskRun(ctx, tr); err != nil {
 		d.logger.Error("cannot record a skipped scheduled run", "task_id", t.ID, "err", err)
 	}
+	d.prune(ctx, t.ID)
 	return d.finishSkip(ctx, t, tr.ID, thread, now, msg)
 }
 

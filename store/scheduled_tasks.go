@@ -189,6 +189,9 @@ type ScheduledTasks interface {
 	// CountActiveScheduledTaskRuns counts the queued and running runs of
 	// every task.
 	CountActiveScheduledTaskRuns(ctx context.Context) (int, error)
+	// PruneScheduledTaskRuns deletes a task's finished runs beyond its
+	// newest keep runs and returns how many it deleted.
+	PruneScheduledTaskRuns(ctx context.Context, taskID string, keep int) (int, error)
 }
 
 // TerminalTask reports whether a task status is final.

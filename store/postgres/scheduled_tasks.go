@@ -518,3 +518,14 @@ func (s *Store) CountActiveScheduledTaskRuns(ctx context.Context) (int, error) {
 	}
 	return n, nil
 }
+
+// PruneScheduledTaskRuns implements store.ScheduledTasks.
+func (s *Store) PruneScheduledTaskRuns(ctx context.Context, taskID string, keep int) (int, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM antler_scheduled_task_runs WHERE task_id = $1 AND status NOT IN ('queued', 'running')
+		AND id NOT IN (SELECT id FROM antler_scheduled_task_runs WHERE task_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2)`,
+		taskID, max(keep, 0))
+	if err != nil {
+		return 0, fmt.Errorf("postgres: prune scheduled task runs: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}

@@ -511,3 +511,15 @@ func (s *Store) CountActiveScheduledTaskRuns(ctx context.Context) (int, error) {
 	}
 	return n, nil
 }
+
+// PruneScheduledTaskRuns implements store.ScheduledTasks.
+func (s *Store) PruneScheduledTaskRuns(ctx context.Context, taskID string, keep int) (int, error) {
+	res, err := s.writer.ExecContext(ctx, `DELETE FROM scheduled_task_runs WHERE task_id = ? AND status NOT IN ('queued', 'running')
+		AND id NOT IN (SELECT id FROM scheduled_task_runs WHERE task_id = ? ORDER BY created_at DESC, id DESC LIMIT ?)`,
+		taskID, taskID, max(keep, 0))
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: prune scheduled task runs: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}

@@ -27,6 +27,7 @@ func RunScheduledTasks(t *testing.T, newStore func(t *testing.T) store.Scheduled
 		{"ClaimConcurrent", testClaimConcurrent},
 		{"LeaseAndFinish", testLeaseAndFinish},
 		{"TaskRuns", testTaskRuns},
+		{"PruneTaskRuns", testPruneTaskRuns},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
 	}
@@ -319,5 +320,39 @@ func testTaskRuns(t *testing.T, s store.ScheduledTasks) {
 	// The task's slot is free again.
 	if err := s.CreateScheduledTaskRun(ctx, run("r4", store.TaskRunQueued, schedT0.Add(3*time.Second))); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// testPruneTaskRuns: pruning keeps a task's newest runs and every active
+// one, and leaves other tasks alone.
+func testPruneTaskRuns(t *testing.T, s store.ScheduledTasks) {
+	ctx := t.Context()
+	add := func(id, task, status string, i int) {
+		t.Helper()
+		at := schedT0.Add(time.Duration(i) * time.Minute)
+		if err := s.CreateScheduledTaskRun(ctx, &store.ScheduledTaskRun{ID: id, TaskID: task, ThreadID: "th", ScheduledFor: at,
+			Trigger: "scheduled", Status: status, CreatedAt: at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("old-active", "a", store.TaskRunRunning, 0)
+	for i := 1; i <= 5; i++ {
+		add(fmt.Sprintf("r%d", i), "a", store.TaskRunSuccess, i)
+		add(fmt.Sprintf("b%d", i), "b", store.TaskRunSuccess, i)
+	}
+	n, err := s.PruneScheduledTaskRuns(ctx, "a", 2)
+	if err != nil || n != 3 {
+		t.Fatalf("pruned %d, %v; want 3", n, err)
+	}
+	runs, _ := s.ListScheduledTaskRuns(ctx, "a", 100, 0)
+	var got []string
+	for _, r := range runs {
+		got = append(got, r.ID)
+	}
+	if diff := cmp.Diff([]string{"r5", "r4", "old-active"}, got); diff != "" {
+		t.Errorf("kept (-want +got):\n%s", diff)
+	}
+	if runs, _ := s.ListScheduledTaskRuns(ctx, "b", 100, 0); len(runs) != 5 {
+		t.Errorf("another task lost runs: %d", len(runs))
 	}
 }
