@@ -73,8 +73,8 @@ func elicitEnv(t *testing.T, toolName string, opts func(*gateway.Options)) *env 
 }
 
 // askUntilCard starts the run and reads its stream, which ends with the
-// card of the call callID while the run waits; it returns the run id and
-// the card message.
+// card of the call callID ("*": any) while the run waits; it returns the
+// run id and the card message.
 func (e *env) askUntilCard(tid, callID string) (string, map[string]any) {
 	e.t.Helper()
 	resp := e.startStream(tid, "", runBody(tid, humanInput("Book it", nil)))
@@ -89,7 +89,7 @@ func (e *env) askUntilCard(tid, callID string) (string, map[string]any) {
 	}
 	msgs := messagesOf(tr.Last())
 	card := msgs[len(msgs)-1]
-	if card["type"] != "tool" || card["name"] != "ask_clarification" || card["tool_call_id"] != callID {
+	if card["type"] != "tool" || card["name"] != "ask_clarification" || (callID != "*" && card["tool_call_id"] != callID) {
 		e.t.Fatalf("last message of the stream = %v", card)
 	}
 	if streamed := tr.Messages[card["id"].(string)]; streamed == nil {
@@ -385,9 +385,13 @@ func TestElicitation_perRunBound(t *testing.T) {
 	e := newEnv(t, envOptions{model: m, elicit: true, extensions: string(ext),
 		gateway: func(o *gateway.Options) { o.MaxElicitationsPerRun = 1 }})
 	tid := uuid.NewString()
-	// Two calls of the run are in flight on the session: which one asked
-	// is unknown, and the card names no call.
-	rid, card := e.askUntilCard(tid, "")
+	// When both calls are in flight on the session as the first asks,
+	// which one asked is unknown and the card names no call; when the
+	// other has not started yet, the card names the one that asked.
+	rid, card := e.askUntilCard(tid, "*")
+	if id := card["tool_call_id"]; id != "" && id != "call_1" && id != "call_2" {
+		t.Errorf("card of call %v", id)
+	}
 	<-declined
 	if got := e.answerCard(tid, rid, elicitAnswer(humanInputOf(card), "option", "accept", "accept")); got != "accept decline" {
 		t.Errorf("the server got %q, want one accept and one decline", got)
