@@ -100,7 +100,7 @@ The exit code is 0 whatever the servers' states (antler doctor fails on a
 failed server).`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			ext, err := loadMCPExtensions(g)
+			ext, err := loadMCPView(c, g) // --user: that user's view (mcp_user.go)
 			if err != nil {
 				return err
 			}
@@ -221,7 +221,7 @@ server is not contacted.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeServerNames(g),
 		RunE: func(c *cobra.Command, args []string) error {
-			ext, err := loadMCPExtensions(g)
+			ext, err := loadMCPView(c, g) // --user: that user's view (mcp_user.go)
 			if err != nil {
 				return err
 			}

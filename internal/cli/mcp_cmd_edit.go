@@ -49,10 +49,20 @@ Values of --env and --header are written as given. A value "$NAME" is
 resolved from the environment (or the .env beside config.yaml) when the
 file is loaded, which keeps the secret out of the file.
 
+With --user USER the server is that user's own, seen only by that user's
+runs: it goes to the user's file in the home (users/USER/mcp_config.json,
+mode 0600), where no "$NAME" is resolved. When NAME is a shared server of
+extensions_config.json, --user with only --header or --env values sets
+that user's own values for those of its secrets (keys the shared server
+declares), so that the one shared definition serves each user with the
+user's credentials. "antler mcp remove --user USER NAME" undoes either.
+
 Examples:
   antler mcp add memory -- npx -y @modelcontextprotocol/server-memory
   antler mcp add github -e 'GITHUB_TOKEN=$GITHUB_TOKEN' -- npx -y @modelcontextprotocol/server-github
-  antler mcp add --transport http docs https://example.com/mcp -H 'Authorization: Bearer $DOCS_TOKEN'`,
+  antler mcp add --transport http docs https://example.com/mcp -H 'Authorization: Bearer $DOCS_TOKEN'
+  antler mcp add --user alice --transport http notes https://notes.example/mcp -H 'Authorization: Bearer s3cret'
+  antler mcp add --user alice github -H 'Authorization: Bearer ghp_alice'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return runMCPAdd(c, g, &f, args)
@@ -71,6 +81,9 @@ func runMCPAdd(c *cobra.Command, g *globals, f *mcpAddFlags, args []string) erro
 	name := args[0]
 	if !mcptools.ValidName(name) {
 		return usageErrorf("NAME %q: use letters, digits, '-' and '_' (at most 64)", name)
+	}
+	if userFlagSet(c) {
+		return runMCPAddUser(c, g, f, args) // mcp_user.go
 	}
 	entry, err := f.entry(c, args)
 	if err != nil {
@@ -193,6 +206,9 @@ func newMCPRemoveCmd(g *globals) *cobra.Command {
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeServerNames(g),
 		RunE: func(c *cobra.Command, args []string) error {
+			if userFlagSet(c) {
+				return runMCPRemoveUser(c, g, args[0]) // mcp_user.go
+			}
 			path, _, err := editExistingExtFile(g, func(ef *extFile) (bool, error) {
 				return true, ef.removeServer(args[0])
 			})

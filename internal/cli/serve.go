@@ -115,6 +115,8 @@ func (a *app) buildGateway() (*gateway.Server, func(context.Context, net.Listene
 		Skills:         a.skills,
 		ExtensionsPath: a.paths.Extensions,
 		MCP:            a.mcp,
+		MCPTasks:       a.mcpTasks,
+		UserMCP:        a.userMCP,
 		StdioAllowlist: allow,
 		Tokens:         a.cfg.Gateway.Tokens,
 		CORSOrigins:    append(slices.Clone(a.cfg.Gateway.CORSOrigins), gateway.SplitOrigins(a.g.opts.Getenv("GATEWAY_CORS_ORIGINS"))...),

@@ -70,5 +70,7 @@ func (f *assemblyFlags) options() toolset.Options {
 // assemble builds, with asm, the tool list a run with these flags would
 // bind (toolsWith has already refused a --model that names no model).
 func (a *app) assemble(ctx context.Context, asm *toolset.Assembler, f *assemblyFlags) (*toolset.Toolset, error) {
-	return asm.Assemble(ctx, f.options())
+	opts := f.options()
+	opts.User = a.g.user // the user's own MCP servers and credentials too
+	return asm.Assemble(ctx, opts)
 }

@@ -43,6 +43,9 @@ type services struct {
 	store      store.Store      // opened on first use by openStore
 	policy     *skills.Policy
 	subagents  *subagent.Executor
+	// userMCP holds the users' own MCP servers and credentials
+	// (mcp_user.go), read by the runs' MCP tools and the gateway.
+	userMCP *config.UserMCPFiles
 	// elicit answers the MCP servers' elicitation requests: chat's human
 	// while a turn runs, else a decline (elicit.go).
 	elicit *elicitor
@@ -122,7 +125,8 @@ func (a *app) wire(ctx context.Context) error {
 		return err
 	}
 	a.setupAgent = builtin.NewSetupAgent(a.agents, a.logger)
-	a.updateAgent = builtin.NewUpdateAgent(builtin.UpdateAgentOptions{Store: a.agents, Config: a.cfg, Logger: a.logger})
+	a.updateAgent = builtin.NewUpdateAgent(builtin.UpdateAgentOptions{Store: a.agents, Config: a.cfg, Logger: a.logger,
+		MCPServerNames: a.mcpServerNames})
 	return nil
 }
 
@@ -169,7 +173,8 @@ func (a *app) wireToolSources(home string) error {
 	// The layout puts a thread's stdio servers in its workspace and makes
 	// the paths in their results virtual (run, chat and serve alike).
 	a.elicit = &elicitor{logger: a.logger}
-	a.mcp = mcptools.New(mcptools.Options{Extensions: a.extensionsSource(), Logger: a.logger,
+	a.userMCP = &config.UserMCPFiles{Dir: a.layout.UserDir}
+	a.mcp = mcptools.New(mcptools.Options{Extensions: a.extensionsSource(), Logger: a.logger, UserFiles: a.userMCP,
 		OnStatus: a.mcpProgress.update, TracerProvider: a.telemetry.TracerProvider(),
 		Layout: a.layout, ElicitationHandler: a.elicit.handle,
 		// http servers that ask for authorization get each run's user's

@@ -53,6 +53,7 @@ func (a *app) newFactory(st store.Store) (*agent.Factory, error) {
 func (a *app) factoryOptions(st store.Store) agent.FactoryOptions {
 	return agent.FactoryOptions{
 		Assembler:        a.assembler,
+		MCPServerNames:   a.mcpServerNames,
 		Config:           a.cfg,
 		Agents:           agent.CustomAgents(a.agents),
 		SetupAgent:       a.setupAgent,
