@@ -38,7 +38,8 @@ type MCPLoginOptions struct {
 	// zero value registers dynamically as "Antler".
 	Client mcpauth.Client
 	// Server returns the MCP server name as user's runs see it (false: no
-	// such server); nil looks it up in ExtensionsPath.
+	// such server); nil looks it up in ExtensionsPath with the user's own
+	// MCP file (UserMCP) over it.
 	Server func(ctx context.Context, user, name string) (config.MCPServer, bool, error)
 	// RedirectURL is the absolute URL of GET /api/mcp/oauth/callback as
 	// the browser reaches it; "" derives it from each start request (its
@@ -151,14 +152,19 @@ func (s *Server) mcpLoginServer(w http.ResponseWriter, r *http.Request, u *princ
 	return srv, true
 }
 
-// extensionsServer looks name up in the extensions file.
-func (s *Server) extensionsServer(_ context.Context, _, name string) (config.MCPServer, bool, error) {
-	if s.opts.ExtensionsPath == "" {
-		return config.MCPServer{}, false, nil
-	}
-	ext, err := config.LoadExtensions(s.opts.ExtensionsPath)
+// extensionsServer looks name up among the servers user's runs see: the
+// extensions file's, with the user's own MCP file over them (UserMCP).
+func (s *Server) extensionsServer(_ context.Context, user, name string) (config.MCPServer, bool, error) {
+	ext, err := s.sharedMCP()
 	if err != nil {
 		return config.MCPServer{}, false, err
+	}
+	if s.opts.UserMCP != nil {
+		u, err := s.opts.UserMCP.Load(user)
+		if err != nil {
+			return config.MCPServer{}, false, err
+		}
+		ext = u.View(ext)
 	}
 	srv, ok := ext.MCPServers[name]
 	return srv, ok, nil

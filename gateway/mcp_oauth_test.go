@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -193,5 +194,40 @@ func TestMCPLogin_tokensPerUser(t *testing.T) {
 				t.Errorf("tool result %q, want %q", tool, tc.want)
 			}
 		})
+	}
+}
+
+// TestMCPLoginRoutes_usersOwnServer: a server of the caller's own MCP
+// file can be logged in to by the caller, and is unknown to another user.
+func TestMCPLoginRoutes_usersOwnServer(t *testing.T) {
+	a := mcpauthtest.New(t)
+	files := &config.UserMCPFiles{}
+	st := mcpauth.FileStore{Dir: filepath.Join(t.TempDir(), "mcp_oauth")}
+	e := newEnv(t, envOptions{tokens: tokens(), gateway: func(o *gateway.Options) {
+		files.Dir = o.Layout.UserDir
+		o.UserMCP = files
+		o.MCPLogin = gateway.MCPLoginOptions{Store: st}
+	}})
+	p, err := files.Path("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"mine": map[string]any{"type": "http", "url": a.URL()}}})
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, own, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code := e.status("POST", "/api/mcp/oauth/mine/start", bobToken, nil); code != http.StatusNotFound {
+		t.Errorf("bob starting a login to alice's server: status %d, want 404", code)
+	}
+	var start loginStart
+	e.json("POST", "/api/mcp/oauth/mine/start", aliceToken, nil, 200, &start)
+	if code, page := browse(t, start.AuthorizationURL); code != 200 {
+		t.Fatalf("callback: %d %s", code, page)
+	}
+	if rec, _ := st.Load(t.Context(), "alice", "mine"); rec == nil || rec.URL != a.URL() {
+		t.Errorf("alice's login to her own server: stored %v", rec)
 	}
 }
