@@ -75,7 +75,8 @@ type askingCard struct {
 // request to the human of the run whose tool call asked, as a
 // clarification card, and waits for the answer (see the top of this
 // file). A request that cannot be attributed to one run of this
-// gateway, made where no human is present (disable_clarification), or
+// gateway, made where no human is present (disable_clarification,
+// non_interactive: a webhook channel, a scheduled run), or
 // beyond the bound of waiting requests per run, is declined with a log
 // line; one whose wait ends without an answer gets "cancel".
 func (s *Server) Elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -93,9 +94,9 @@ func (s *Server) Elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elici
 	case call == nil:
 		return s.declineElicit(server, p, "the request cannot be tied to one run's tool call (no call, or calls of several runs, are in flight on that server's session)")
 	case rn == nil || rn.threadID != call.ThreadID || rn.userID != call.UserID:
-		return s.declineElicit(server, p, "the asking call is not a run of this gateway (a subagent's call, or a run that ended)")
-	case call.ContextBool("disable_clarification"):
-		return s.declineElicit(server, p, "no human is present to answer in this run (disable_clarification)")
+		return s.declineElicit(server, p, "the asking call is not a run active on this gateway")
+	case call.ContextBool("disable_clarification"), call.ContextBool("non_interactive"):
+		return s.declineElicit(server, p, "no human is present to answer in this run (disable_clarification or non_interactive)")
 	}
 	id := elicitRequestPrefix + uuid.NewString()
 	card, err := newElicitCard(id, server, call.ID, p)

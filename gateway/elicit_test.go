@@ -397,3 +397,36 @@ func TestElicitation_perRunBound(t *testing.T) {
 		t.Errorf("the server got %q, want one accept and one decline", got)
 	}
 }
+
+// TestElicitation_noHumanDeclines: a run whose context says no human is
+// there (a webhook channel's disable_clarification, a scheduled run's
+// non_interactive) never waits: the server gets "decline" at once and
+// the run ends with no card.
+func TestElicitation_noHumanDeclines(t *testing.T) {
+	for _, key := range []string{"disable_clarification", "non_interactive"} {
+		t.Run(key, func(t *testing.T) {
+			e := elicitEnv(t, "confirm", nil)
+			tid := uuid.NewString()
+			body := runBody(tid, humanInput("Book it", nil))
+			body["context"].(map[string]any)[key] = true
+			resp := e.startStream(tid, "", body)
+			rid, _ := runIDFrom(resp.Header.Get("Content-Location"), tid)
+			tr, err := readAll(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range tr.Values {
+				for _, m := range messagesOf(v) {
+					if m["name"] == "ask_clarification" {
+						t.Fatalf("a card was shown: %v", m)
+					}
+				}
+			}
+			e.waitRun(tid, rid, "success")
+			if got := lastMessage(tr.Last())["content"]; got != `The tool said: {"action":"decline"}` {
+				t.Errorf("final answer = %q", got)
+			}
+		})
+	}
+}
