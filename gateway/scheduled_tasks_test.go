@@ -353,3 +353,38 @@ func TestScheduledTasks_unavailable(t *testing.T) {
 		t.Errorf("status %d, want 503", got)
 	}
 }
+
+// TestScheduledTasks_busyThreadSkips: a firing on a thread whose run is
+// still going (another task's, on the same thread) is recorded as
+// skipped, and the task stays enabled for its next firing.
+func TestScheduledTasks_busyThreadSkips(t *testing.T) {
+	gate := make(chan struct{})
+	e, d, c := schedEnv(t, envOptions{model: &gatedModel{gate: gate, inner: modeltest.New(modeltest.Turn{Text: "hello"})}})
+	if err := e.store.CreateThread(t.Context(), &store.Thread{ID: "chat-1", UserID: "default"}); err != nil {
+		t.Fatal(err)
+	}
+	create := func(title, cron string) string {
+		var task map[string]any
+		e.json("POST", "/api/scheduled-tasks", "", map[string]any{"context_mode": "reuse_thread", "thread_id": "chat-1", "title": title,
+			"prompt": "p", "schedule_type": "cron", "schedule_spec": map[string]any{"cron": cron}, "timezone": "UTC"}, http.StatusOK, &task)
+		return task["id"].(string)
+	}
+	holder, due := create("holder", "0 0 1 1 *"), create("due", "5 12 * * *")
+	e.json("POST", "/api/scheduled-tasks/"+holder+"/trigger", "", nil, http.StatusOK, nil)
+	c.Set(schedT0.Add(5 * time.Minute))
+	if err := d.RunOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var runs []map[string]any
+	e.json("GET", "/api/scheduled-tasks/"+due+"/runs", "", nil, http.StatusOK, &runs)
+	if len(runs) != 1 || runs[0]["status"] != "skipped" || !strings.Contains(runs[0]["error"].(string), "already has an active run") {
+		t.Fatalf("runs = %v", runs)
+	}
+	var task map[string]any
+	e.json("GET", "/api/scheduled-tasks/"+due, "", nil, http.StatusOK, &task)
+	if task["status"] != "enabled" || task["next_run_at"] != "2026-03-08T12:05:00Z" || task["run_count"] != 0.0 {
+		t.Errorf("task = %v", task)
+	}
+	close(gate)
+	d.Close()
+}
