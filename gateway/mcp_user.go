@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/antlerhq/antler/community/netguard"
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/mcptools"
 )
@@ -162,6 +163,10 @@ func (s *Server) putUserMCPServer(w http.ResponseWriter, r *http.Request, u *pri
 		writeError(w, http.StatusBadRequest, "MCP server '%s' is malformed: %v", name, err)
 		return
 	}
+	if msg := userServerURLRefusal(srv, u); msg != "" {
+		writeError(w, http.StatusBadRequest, "MCP server '%s': %s", name, msg)
+		return
+	}
 	if st.isStdio() && st.enabled() {
 		if !u.Admin {
 			writeError(w, http.StatusForbidden, "only an admin may add a stdio MCP server: it runs a command on the gateway's host; use an http or sse server")
@@ -197,6 +202,26 @@ func (s *Server) putUserMCPServer(w http.ResponseWriter, r *http.Request, u *pri
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"name": name, "server": maskServer(srv)})
+}
+
+// userServerURLRefusal screens the url of a non-admin's http or sse
+// server with the web tools' SSRF guard (no loopback, private, link-local
+// or metadata address written as such), so that a user cannot make the
+// gateway's host reach its own network; "" when it passes. A host name is
+// not resolved here: one that resolves to a private address is not
+// caught (docs/differences.md).
+func userServerURLRefusal(srv map[string]json.RawMessage, u *principal) string {
+	if u.Admin {
+		return ""
+	}
+	var url string
+	if raw, ok := srv["url"]; !ok || json.Unmarshal(raw, &url) != nil || url == "" {
+		return ""
+	}
+	if _, err := (&netguard.Guard{Action: "connect to"}).CheckURLString(url); err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 // deleteUserMCPServer is DELETE /api/mcp/user/servers/{name}: 204, or

@@ -83,7 +83,7 @@ func toolNames(e *env, token, query string) []string {
 
 func TestUserMCPServersAreTheCallersOnly(t *testing.T) {
 	e := newUserMCPEnv(t)
-	notes := map[string]any{"type": "http", "url": "http://127.0.0.1:1/unused", "headers": map[string]any{"X-Key": "alice-key"}}
+	notes := map[string]any{"type": "http", "url": "http://notes.example/mcp", "headers": map[string]any{"X-Key": "alice-key"}}
 	e.json("PUT", "/api/mcp/user/servers/notes", "alice-tok", notes, 200, nil)
 
 	var got struct {
@@ -127,6 +127,8 @@ func TestUserMCPServersAreTheCallersOnly(t *testing.T) {
 	}{
 		{"stdio by a user", "PUT", "/api/mcp/user/servers/local", "alice-tok", map[string]any{"command": "npx", "args": []string{"x"}}, 403, "only an admin may add a stdio MCP server"},
 		{"stdio by an admin, policy", "PUT", "/api/mcp/user/servers/local", "root-tok", map[string]any{"command": "bash"}, 400, "disallowed stdio command"},
+		{"a user's loopback url", "PUT", "/api/mcp/user/servers/near", "alice-tok", map[string]any{"type": "http", "url": "http://127.0.0.1:8080/mcp"}, 400, "Refusing to connect to a private, loopback, or metadata address"},
+		{"a user's metadata url", "PUT", "/api/mcp/user/servers/near", "alice-tok", map[string]any{"type": "sse", "url": "http://169.254.169.254/sse"}, 400, "Refusing to connect to a private"},
 		{"a shared name", "PUT", "/api/mcp/user/servers/shared", "alice-tok", notes, 409, "is a shared server"},
 		{"invalid entry", "PUT", "/api/mcp/user/servers/bad", "alice-tok", map[string]any{"type": "http"}, 400, "requires 'url' field"},
 		{"unknown key", "PUT", "/api/mcp/user/servers/bad", "alice-tok", map[string]any{"type": "http", "urll": "x"}, 400, "mcpServers.bad.urll"},
@@ -167,7 +169,7 @@ func TestUserMCPServersAreTheCallersOnly(t *testing.T) {
 // caller's servers; the agent's runs then bind only those.
 func TestAgentsAPIMCPPlugins(t *testing.T) {
 	e := newUserMCPEnv(t)
-	e.json("PUT", "/api/mcp/user/servers/notes", "alice-tok", map[string]any{"type": "http", "url": "http://127.0.0.1:1/unused"}, 200, nil)
+	e.json("PUT", "/api/mcp/user/servers/notes", "alice-tok", map[string]any{"type": "http", "url": "http://notes.example/mcp"}, 200, nil)
 	var a map[string]any
 	e.json("POST", "/api/agents", "alice-tok", map[string]any{"name": "researcher", "mcp_plugins": []string{"notes"}}, 201, &a)
 	if !slices.Equal(toAnyStrings(a["mcp_plugins"]), []string{"notes"}) {
