@@ -419,7 +419,6 @@ func (s *Server) triggerScheduledTask(w http.ResponseWriter, r *http.Request, u 
 	}
 }
 
-
 func (s *Server) deleteScheduledTask(w http.ResponseWriter, r *http.Request, u *principal) {
 	st := s.sched(w)
 	if st == nil {
