@@ -51,7 +51,7 @@ func (s *Server) features(w http.ResponseWriter, _ *http.Request, _ *principal) 
 	writeJSON(w, http.StatusOK, map[string]any{
 		"agents_api":      map[string]any{"enabled": s.opts.Agents != nil},
 		"browser_control": map[string]any{"enabled": false},
-		"mcp_tasks":       map[string]any{"enabled": false},
+		"mcp_tasks":       map[string]any{"enabled": s.opts.MCPTasks != nil},
 	})
 }
 

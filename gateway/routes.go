@@ -48,6 +48,7 @@ func (s *Server) routes() http.Handler {
 	h("GET /api/threads/{tid}/uploads/list", s.perm(authz.ThreadsRead, s.listUploads))
 	h("DELETE /api/threads/{tid}/uploads/{filename}", s.perm(authz.ThreadsDelete, s.deleteUpload))
 
+	s.mcpTaskRoutes(h) // gateway/mcp_tasks.go
 	s.settingsRoutes(h)
 	s.scheduledTaskRoutes(h) // gateway/scheduled_tasks.go
 	return stripLangGraph(mux)

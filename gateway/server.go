@@ -17,6 +17,7 @@ import (
 	"github.com/antlerhq/antler/authz"
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/customagent"
+	"github.com/antlerhq/antler/mcptasks"
 	"github.com/antlerhq/antler/memory"
 	"github.com/antlerhq/antler/skills"
 	"github.com/antlerhq/antler/store"
@@ -116,6 +117,11 @@ type Options struct {
 	// Authorizer filters the tools; the gateway sets it to this one when
 	// it is nil.
 	Authorizer *authz.Authorizer
+	// MCPTasks is the MCP background-task runtime behind the
+	// /api/threads/{tid}/mcp-tasks routes (gateway/mcp_tasks.go) and GET
+	// /api/features' mcp_tasks; nil (mcp_tasks off) makes the routes
+	// answer 503.
+	MCPTasks *mcptasks.Runtime
 	// MCPLogin configures the MCP login routes (gateway/mcp_oauth.go);
 	// the zero value turns them off.
 	MCPLogin MCPLoginOptions

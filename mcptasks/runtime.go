@@ -271,3 +271,31 @@ func randomHex(n int) string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// Get returns a task of a user's thread; store.ErrNotFound when the task
+// does not exist or belongs to another user or thread.
+func (r *Runtime) Get(ctx context.Context, userID, threadID, id string) (*store.MCPTask, error) {
+	st, err := r.tasks()
+	if err != nil {
+		return nil, err
+	}
+	t, err := st.GetMCPTask(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if t.UserID != userID || t.ThreadID != threadID {
+		return nil, fmt.Errorf("task %q: %w", id, store.ErrNotFound)
+	}
+	return t, nil
+}
+
+// CancelID asks to cancel the task id of a user's thread (an ended task,
+// or one already asked, is returned unchanged); store.ErrNotFound when it
+// is not theirs.
+func (r *Runtime) CancelID(ctx context.Context, userID, threadID, id string) (*store.MCPTask, error) {
+	st, err := r.tasks()
+	if err != nil {
+		return nil, err
+	}
+	return st.RequestMCPTaskCancel(ctx, id, userID, threadID, r.clock())
+}

@@ -1,0 +1,97 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/antlerhq/antler/gateway"
+	"github.com/antlerhq/antler/mcptasks"
+	"github.com/antlerhq/antler/store"
+	"github.com/antlerhq/antler/tool"
+)
+
+// noMCP is an MCP manager without servers: the routes never call one.
+type noMCP struct{}
+
+func (noMCP) ToolsOf(context.Context, []string) ([]*tool.Tool, error) { return nil, nil }
+
+// The thread-scoped task routes in DeerFlow's shapes: the caller's tasks
+// of the thread only, a detail, a cancellation recorded; the remote id
+// never shown.
+func TestMCPTaskRoutes(t *testing.T) {
+	e := newEnv(t, envOptions{gateway: func(o *gateway.Options) {
+		rt, err := mcptasks.New(mcptasks.Options{Store: o.Store.(store.MCPTasks), MCP: noMCP{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.MCPTasks = rt
+	}})
+	var features map[string]map[string]bool
+	e.json("GET", "/api/features", "", nil, 200, &features)
+	if !features["mcp_tasks"]["enabled"] {
+		t.Errorf("features = %v, want mcp_tasks enabled", features)
+	}
+	for _, tid := range []string{"t1", "t2"} {
+		e.json("POST", "/api/threads", "", map[string]any{"thread_id": tid}, 200, nil)
+	}
+	t0 := time.Now().UTC().Truncate(time.Second)
+	for i, tk := range []*store.MCPTask{
+		{ID: "a", ThreadID: "t1", Toolset: "Report", Status: store.MCPTaskCompleted, Result: json.RawMessage(`{"pages":3}`)},
+		{ID: "b", ThreadID: "t1", Toolset: "Slides", Status: store.MCPTaskWorking, PollErrors: 3},
+		{ID: "c", ThreadID: "t2", Toolset: "Other", Status: store.MCPTaskWorking},
+	} {
+		tk.UserID, tk.Server, tk.RemoteID = e.gw.DefaultUserID(), "srv", "remote-"+tk.ID
+		tk.SubmitTool, tk.StatusTool, tk.CancelTool = "s", "st", "c"
+		tk.CreatedAt = t0.Add(time.Duration(i) * time.Second)
+		if err := e.store.CreateMCPTask(t.Context(), tk, store.MCPTaskLimits{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var list []map[string]any
+	e.json("GET", "/api/threads/t1/mcp-tasks?limit=20", "", nil, 200, &list)
+	if len(list) != 2 || list[0]["task_id"] != "b" || list[1]["task_id"] != "a" || list[0]["tracking_degraded"] != true {
+		t.Fatalf("list = %v", list)
+	}
+	if _, leaked := list[0]["remote_task_id"]; leaked {
+		t.Error("the remote task id is shown")
+	}
+	var detail map[string]any
+	e.json("GET", "/api/threads/t1/mcp-tasks/a", "", nil, 200, &detail)
+	if detail["status"] != "completed" || detail["result"].(map[string]any)["pages"] != 3.0 || detail["notification_status"] != "none" {
+		t.Errorf("detail = %v", detail)
+	}
+	for path, want := range map[string]int{
+		"/api/threads/t2/mcp-tasks/a":          http.StatusNotFound, // another thread's task
+		"/api/threads/t1/mcp-tasks/zz":         http.StatusNotFound,
+		"/api/threads/nope/mcp-tasks":          http.StatusNotFound,
+		"/api/threads/t1/mcp-tasks?limit=1000": http.StatusUnprocessableEntity,
+	} {
+		if got := e.status("GET", path, "", nil); got != want {
+			t.Errorf("GET %s = %d, want %d", path, got, want)
+		}
+	}
+	e.json("POST", "/api/threads/t1/mcp-tasks/b/cancel", "", nil, 200, &detail)
+	if detail["cancel_requested"] != true || detail["status"] != "working" {
+		t.Errorf("cancel = %v", detail)
+	}
+	if got := e.status("POST", "/api/threads/t1/mcp-tasks/c/cancel", "", nil); got != http.StatusNotFound {
+		t.Errorf("cancel of another thread's task = %d", got)
+	}
+}
+
+// Without the runtime the routes answer 503 and the features say off.
+func TestMCPTaskRoutesDisabled(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	var features map[string]map[string]bool
+	e.json("GET", "/api/features", "", nil, 200, &features)
+	if features["mcp_tasks"]["enabled"] {
+		t.Error("mcp_tasks enabled without a runtime")
+	}
+	e.json("POST", "/api/threads", "", map[string]any{"thread_id": "t1"}, 200, nil)
+	if got := e.status("GET", "/api/threads/t1/mcp-tasks", "", nil); got != http.StatusServiceUnavailable {
+		t.Errorf("list = %d, want 503", got)
+	}
+}
