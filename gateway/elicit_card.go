@@ -134,8 +134,9 @@ func choiceOptions(accept, decline, cancel string) []any {
 
 // formField is the card's field i for f: enums become select and
 // multi_select with their options, booleans checkbox, numbers number, a
-// date string date, other strings text. A field with a default is not
-// required on the card (the server's default fills it when left empty);
+// date string date, other strings text. A field with a default, or a
+// boolean, is not required on the card (the server's default fills an
+// empty one; the frontend sends an unticked box as false);
 // the placeholder shows the description and the default.
 func formField(i int, f mcptools.ElicitField) (cardField, map[string]any) {
 	name := f.Name
@@ -157,8 +158,10 @@ func formField(i int, f mcptools.ElicitField) (cardField, map[string]any) {
 			typ = "date"
 		}
 	}
+	// The frontend counts an unticked checkbox as unanswered: a required
+	// boolean is never required on the card (its false is always sent).
 	shown := map[string]any{"name": name, "label": clipRunes(f.Label(), maxElicitLabel), "type": typ,
-		"required": f.Required && f.Default == nil}
+		"required": f.Required && f.Default == nil && f.Kind != mcptools.ElicitBoolean}
 	var hint []string
 	if f.Description != "" {
 		hint = append(hint, f.Description)

@@ -22,7 +22,7 @@ import (
 
 // bookingSchema is the form the asker's book tool requests.
 var bookingSchema = map[string]any{
-	"type": "object", "required": []any{"date"},
+	"type": "object", "required": []any{"date", "vip"},
 	"properties": map[string]any{
 		"date":  map[string]any{"type": "string", "format": "date", "title": "Date"},
 		"seats": map[string]any{"type": "integer", "minimum": 1, "maximum": 8, "default": 2, "description": "How many"},
@@ -150,11 +150,11 @@ func TestElicitation_formRoundTrip(t *testing.T) {
 		"title": "MCP server asker", "question": "Which booking?", "input_mode": "form", "context": hi["context"],
 		"fields": []any{
 			map[string]any{"name": "date", "label": "Date", "type": "date", "required": true},
+			map[string]any{"name": "vip", "label": "VIP", "type": "checkbox", "required": false},
 			map[string]any{"name": "room", "label": "room", "type": "select", "required": false, "options": []any{
 				map[string]any{"id": "option-1", "label": "Red room", "value": "red"},
 				map[string]any{"id": "option-2", "label": "Blue room", "value": "blue"}}},
 			map[string]any{"name": "seats", "label": "seats", "type": "number", "required": false, "placeholder": "How many; default: 2"},
-			map[string]any{"name": "vip", "label": "VIP", "type": "checkbox", "required": false},
 		},
 	}
 	if diff := cmp.Diff(want, hi); diff != "" {
@@ -192,7 +192,7 @@ func TestElicitation_formRoundTrip(t *testing.T) {
 	}
 
 	// A value outside the schema is refused; the card still waits.
-	bad := elicitAnswer(hi, "text", "", `Date: 2026-01-02; seats: 99 [values: {"date":"2026-01-02","seats":"99"}]`)
+	bad := elicitAnswer(hi, "text", "", `Date: 2026-01-02; seats: 99 [values: {"date":"2026-01-02","seats":"99","vip":false}]`)
 	resp := e.do("POST", "/api/threads/"+tid+"/runs/stream", "", runBody(tid, bad))
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
@@ -335,7 +335,7 @@ func TestElicitation_answerElsewhereFails(t *testing.T) {
 	tid := uuid.NewString()
 	_, card := e.askUntilCard(tid, "call_1")
 	other := newEnv(t, envOptions{})
-	answer := elicitAnswer(humanInputOf(card), "text", "", `Date: 2026-01-02 [values: {"date":"2026-01-02"}]`)
+	answer := elicitAnswer(humanInputOf(card), "text", "", `Date: 2026-01-02 [values: {"date":"2026-01-02","vip":false}]`)
 	resp := other.do("POST", "/api/threads/"+tid+"/runs/stream", "", runBody(tid, answer))
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
