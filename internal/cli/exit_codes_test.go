@@ -120,6 +120,12 @@ func exitTable(f exitFixture) map[string][]exitCase {
 		"memory export": {{"ok", ok("memory", "export"), 0},
 			{"typo in config.yaml", []string{"--config", f.broken, "memory", "export"}, 2}},
 		"memory import": {{"no such file", ok("memory", "import", f.dir+"/none.json"), 2}, {"no file", ok("memory", "import"), 2}},
+		// skills review reads no config; a package without SKILL.md is a
+		// blocker, which fails only a gate.
+		"skills review": {{"no target", ok("skills", "review"), 2}, {"no such target", ok("skills", "review", f.dir+"/none"), 2},
+			{"bad --fail-on", ok("skills", "review", "--fail-on", "sometimes", f.dir), 2},
+			{"blocker without a gate", ok("skills", "review", f.dir), 0},
+			{"blocker with --fail-on blocker", ok("skills", "review", "--fail-on", "blocker", f.dir), 1}},
 		"completion": {{"ok", []string{"completion", "bash"}, 0}, {"unknown shell", []string{"completion", "tcsh"}, 2},
 			{"no shell", []string{"completion"}, 2}},
 		"serve": append(cfgErrs("serve", "--addr", "127.0.0.1:0"),

@@ -173,6 +173,7 @@ func newRoot(opts *Options) *cobra.Command {
 		newServeCmd(g),
 		newMCPCmd(g),
 		newMemoryCmd(g),
+		newSkillsCmd(g),
 		newCompletionCmd(),
 	)
 	return root
