@@ -160,7 +160,11 @@ func formField(i int, f mcptools.ElicitField) (cardField, map[string]any) {
 	}
 	// The frontend counts an unticked checkbox as unanswered: a required
 	// boolean is never required on the card (its false is always sent).
-	shown := map[string]any{"name": name, "label": clipRunes(f.Label(), maxElicitLabel), "type": typ,
+	label := clipRunes(strings.TrimSpace(f.Label()), maxElicitLabel)
+	if label == "" {
+		label = name // the frontend refuses a card with an empty label
+	}
+	shown := map[string]any{"name": name, "label": label, "type": typ,
 		"required": f.Required && f.Default == nil && f.Kind != mcptools.ElicitBoolean}
 	var hint []string
 	if f.Description != "" {
@@ -184,6 +188,10 @@ func formField(i int, f mcptools.ElicitField) (cardField, map[string]any) {
 				"label": clipRunes(o.Label, maxElicitLabel), "value": o.Value})
 		}
 		shown["options"] = opts
+		if len(opts) == 0 { // the frontend refuses a choice without options
+			delete(shown, "options")
+			shown["type"] = "text"
+		}
 	}
 	return cardField{name: name, f: f}, shown
 }

@@ -87,3 +87,26 @@ func TestElicitCard_refusesWhatItCannotShow(t *testing.T) {
 		t.Errorf("question of %d characters, want %d and a cut mark", n, maxElicitMessage+1)
 	}
 }
+
+// TestElicitCard_fieldsTheFrontendAccepts: a property without a name
+// gets a name and a label, and an enum whose values the frontend cannot
+// show (only empty ones) becomes a text field, so that the frontend's
+// parser never refuses the whole card.
+func TestElicitCard_fieldsTheFrontendAccepts(t *testing.T) {
+	c, err := newElicitCard("id", "srv", "", &mcp.ElicitParams{Message: "x", RequestedSchema: map[string]any{
+		"type": "object", "properties": map[string]any{
+			"":     map[string]any{"type": "string"},
+			"pick": map[string]any{"type": "string", "enum": []any{""}},
+		}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.msg.Artifact.(map[string]any)["human_input"].(map[string]any)["fields"]
+	want := []any{
+		map[string]any{"name": "field_1", "label": "field_1", "type": "text", "required": false},
+		map[string]any{"name": "pick", "label": "pick", "type": "text", "required": false},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("fields (-want +got):\n%s", diff)
+	}
+}
