@@ -64,6 +64,13 @@ func browserFactory(name string) ToolFactory {
 				return nil, err
 			}
 		}
+		if env.Sandbox != nil {
+			layout := env.Sandbox.Layout()
+			o.Outputs = func(user, thread string) (string, error) {
+				tp, err := layout.ThreadPaths(user, thread)
+				return tp.Outputs, err
+			}
+		}
 		ts, err := browser.NewTools(env.Browser, o)
 		if err != nil {
 			return nil, err

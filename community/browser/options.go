@@ -57,6 +57,11 @@ type Options struct {
 	// net.Dialer. Tests route a public-looking address to a loopback
 	// server; production code leaves it nil.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error) `yaml:"-"`
+	// Outputs returns the host folder of a thread's outputs
+	// (/mnt/user-data/outputs), where browser_screenshot writes, when the
+	// thread's state does not name it yet (thread_data is set by the
+	// first sandbox tool of a thread). nil relies on the state alone.
+	Outputs func(user, thread string) (string, error) `yaml:"-"`
 }
 
 // validate checks the bounds of o.

@@ -27,10 +27,10 @@ type screenshotArgs struct {
 func (t *Tools) Screenshot() *tool.Tool {
 	return tool.New(ScreenshotName, strings.TrimSpace(screenshotDescription),
 		func(ctx context.Context, call *tool.Call, in screenshotArgs) (*tool.Result, error) {
-			if call == nil || call.State == nil || call.State.ThreadData == nil || call.State.ThreadData.OutputsPath == "" {
+			dir := t.outputsDir(call)
+			if dir == "" {
 				return tool.Errorf("Thread outputs path is not available"), nil
 			}
-			dir := call.State.ThreadData.OutputsPath
 			return t.withSession(ctx, call, false, "screenshot", func(s *session) (*tool.Result, error) {
 				png, err := runAction(ctx, s, 0, screenshot(in.FullPage))
 				if err != nil {
@@ -46,6 +46,29 @@ func (t *Tools) Screenshot() *tool.Tool {
 				return res, nil
 			})
 		})
+}
+
+// outputsDir is the host folder of the call's thread outputs: the
+// state's thread_data, else Options.Outputs; "" when neither knows it.
+func (t *Tools) outputsDir(call *tool.Call) string {
+	if call != nil && call.State != nil && call.State.ThreadData != nil && call.State.ThreadData.OutputsPath != "" {
+		return call.State.ThreadData.OutputsPath
+	}
+	if t.o.Outputs == nil {
+		return ""
+	}
+	user := "default"
+	if call != nil && call.UserID != "" {
+		user = call.UserID
+	} else if u := call.ContextString("user_id"); u != "" {
+		user = u
+	}
+	dir, err := t.o.Outputs(user, threadOf(call))
+	if err != nil {
+		call.Log().Warn("browser_screenshot: no outputs folder for the thread", "err", err)
+		return ""
+	}
+	return dir
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)

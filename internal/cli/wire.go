@@ -11,6 +11,7 @@ import (
 	"github.com/antlerhq/antler/agent"
 	"github.com/antlerhq/antler/authz"
 	"github.com/antlerhq/antler/builtin"
+	"github.com/antlerhq/antler/community/browser"
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/customagent"
 	"github.com/antlerhq/antler/deferred"
@@ -76,6 +77,9 @@ type services struct {
 	// memory is the long-term memory (wire_memory.go); nil when the
 	// memory section is off.
 	memory *memory.Manager
+	// browsers keeps the browser tools' per-thread sessions
+	// (wire_browser.go).
+	browsers *browser.Manager
 	// telemetryServices are the traces and metrics (wire_telemetry.go).
 	telemetryServices
 }
@@ -93,6 +97,7 @@ func (a *app) wire(ctx context.Context) error {
 	if err := a.wireAuthz(); err != nil {
 		return err
 	}
+	a.wireBrowser()
 	if err := a.wireSandbox(home); err != nil {
 		return err
 	}
@@ -145,7 +150,7 @@ func (a *app) wireSandbox(home string) error {
 	// One layout for every service, so that the sandbox tools, the
 	// built-ins, ACP and skills agree on every path.
 	a.layout, a.sandbox = layout, sandbox.NewLocal(layout, sandbox.LocalOptions{Logger: a.logger})
-	a.env = &toolset.Env{Config: a.cfg, Home: home, Logger: a.logger, Sandbox: a.sandbox}
+	a.env = &toolset.Env{Config: a.cfg, Home: home, Logger: a.logger, Sandbox: a.sandbox, Browser: a.browsers}
 	return nil
 }
 

@@ -69,6 +69,7 @@ func (a *app) factoryOptions(st store.Store) agent.FactoryOptions {
 		Authorizer:       a.authz,
 		Memory:           a.agentMemory(),
 		Telemetry:        a.telemetry,
+		RunEnded:         a.closeBrowser,
 	}
 }
 
