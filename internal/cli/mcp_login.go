@@ -70,13 +70,23 @@ func storedAuthorizer(home string, logger *slog.Logger) *mcpauth.Stored {
 		Refresh: mcpauth.Refresh{Logger: logger}}
 }
 
-// loginServer returns server name of the extensions file, which must use
+// loginServer returns server name as --user's runs see it (the
+// extensions file with the user's own MCP file over it), which must use
 // the http transport.
 func loginServer(g *globals, name string) (config.MCPServer, error) {
 	ext, err := loadMCPExtensions(g)
 	if err != nil {
 		return config.MCPServer{}, err
 	}
+	files, err := cliUserMCPFiles(g)
+	if err != nil {
+		return config.MCPServer{}, err
+	}
+	u, err := files.Load(g.user)
+	if err != nil {
+		return config.MCPServer{}, err
+	}
+	ext = u.View(ext)
 	s, ok := ext.MCPServers[name]
 	if !ok {
 		return s, noServerError(ext.Path, name, ext.ServerNames())

@@ -36,11 +36,11 @@ type loginResult struct {
 	out, errOut, page string
 }
 
-// cliLogin runs `antler mcp login remote` for user, and, once it printed
+// cliLogin runs `antler mcp login server` for user, and, once it printed
 // the authorization URL, follows it as a browser does (the authorization
 // server redirects at once to the loopback callback). With cancel, it
 // cancels the command (Ctrl-C) instead of following the URL.
-func cliLogin(t *testing.T, cfg, home, user string, cancel bool, extra ...string) loginResult {
+func cliLogin(t *testing.T, cfg, home, user, server string, cancel bool, extra ...string) loginResult {
 	t.Helper()
 	ctx, stop := context.WithCancel(t.Context())
 	defer stop()
@@ -49,7 +49,7 @@ func cliLogin(t *testing.T, cfg, home, user string, cancel bool, extra ...string
 	done := make(chan int, 1)
 	go func() {
 		defer pw.Close()
-		args := append([]string{"--config", cfg, "--home", home, "--user", user, "mcp", "login", "remote", "--timeout", "1m"}, extra...)
+		args := append([]string{"--config", cfg, "--home", home, "--user", user, "mcp", "login", server, "--timeout", "1m"}, extra...)
 		done <- Main(ctx, args,
 			Options{Stdout: pw, Stderr: &errOut, Stdin: strings.NewReader(""), Getenv: func(string) string { return "" }})
 	}()
@@ -95,7 +95,7 @@ func cliLogin(t *testing.T, cfg, home, user string, cancel bool, extra ...string
 func TestMCPLogin_localAuthorizationServer(t *testing.T) {
 	a := mcpauthtest.New(t)
 	cfg, home := mcpLoginConfig(t, a)
-	res := cliLogin(t, cfg, home, "alice", false)
+	res := cliLogin(t, cfg, home, "alice", "remote", false)
 	if res.code != 0 || !strings.Contains(res.out, "Logged in to MCP server 'remote' as user 'alice' (expires in ") {
 		t.Fatalf("mcp login: exit %d\nstdout:\n%s\nstderr:\n%s", res.code, res.out, res.errOut)
 	}
@@ -150,7 +150,7 @@ func TestMCPLogin_localAuthorizationServer(t *testing.T) {
 func TestMCPLogin_ctrlCCancels(t *testing.T) {
 	a := mcpauthtest.New(t)
 	cfg, home := mcpLoginConfig(t, a)
-	res := cliLogin(t, cfg, home, "alice", true)
+	res := cliLogin(t, cfg, home, "alice", "remote", true)
 	if res.code != 1 || !strings.Contains(res.errOut, "login to MCP server 'remote' cancelled") {
 		t.Errorf("mcp login cancelled: exit %d\nstdout:\n%s\nstderr:\n%s", res.code, res.out, res.errOut)
 	}
@@ -253,7 +253,7 @@ func TestMCPStoredLogin_refreshBeforeExpiry(t *testing.T) {
 func TestMCPLogin_stepUp(t *testing.T) {
 	a := mcpauthtest.New(t)
 	cfg, home := mcpLoginConfig(t, a)
-	if res := cliLogin(t, cfg, home, "alice", false); res.code != 0 {
+	if res := cliLogin(t, cfg, home, "alice", "remote", false); res.code != 0 {
 		t.Fatalf("mcp login: exit %d: %s", res.code, res.errOut)
 	}
 	admin := func() (int, string) {
@@ -266,7 +266,7 @@ func TestMCPLogin_stepUp(t *testing.T) {
 	if code != 1 || !strings.Contains(out, want) {
 		t.Fatalf("admin before the step-up: exit %d\n%s\nwant exit 1 and %q", code, out, want)
 	}
-	if res := cliLogin(t, cfg, home, "alice", false, "--scope", "admin"); res.code != 0 {
+	if res := cliLogin(t, cfg, home, "alice", "remote", false, "--scope", "admin"); res.code != 0 {
 		t.Fatalf("mcp login --scope admin: exit %d: %s", res.code, res.errOut)
 	}
 	q := a.AuthorizeQueries()
@@ -275,5 +275,24 @@ func TestMCPLogin_stepUp(t *testing.T) {
 	}
 	if code, out := admin(); code != 0 || !strings.Contains(out, "admin at-") {
 		t.Errorf("admin after the step-up: exit %d\n%s", code, out)
+	}
+}
+
+// TestMCPLogin_usersOwnServer: a server of --user's own MCP file (antler
+// mcp add --user) is logged in to like a shared one.
+func TestMCPLogin_usersOwnServer(t *testing.T) {
+	a := mcpauthtest.New(t)
+	cfg, home := mcpLoginConfig(t, a)
+	if code, out, errOut := runCLI(t, nil, "--config", cfg, "--home", home, "--user", "alice", "mcp", "add", "-t", "http", "mine", a.URL()); code != 0 {
+		t.Fatalf("mcp add --user alice: exit %d: %s %s", code, out, errOut)
+	}
+	if res := cliLogin(t, cfg, home, "alice", "mine", false); res.code != 0 {
+		t.Fatalf("mcp login mine: exit %d\n%s\n%s", res.code, res.out, res.errOut)
+	}
+	if rec, _ := (mcpauth.FileStore{Dir: filepath.Join(home, "mcp_oauth")}).Load(t.Context(), "alice", "mine"); rec == nil || rec.URL != a.URL() {
+		t.Errorf("stored %v", rec)
+	}
+	if code, _, errOut := runCLI(t, nil, "--config", cfg, "--home", home, "--user", "bob", "mcp", "login", "mine"); code != 2 || !strings.Contains(errOut, `no server "mine"`) {
+		t.Errorf("bob's login to alice's server: exit %d: %s", code, errOut)
 	}
 }
