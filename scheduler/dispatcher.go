@@ -242,8 +242,13 @@ func (d *Dispatcher) RunOnce(ctx context.Context) error {
 
 // Trigger runs a task now (POST .../trigger): a conflict when the task
 // already has an active run or the global budget is spent; the task's
-// schedule goes on.
+// schedule goes on. It reconciles first, so that a run left active by a
+// stopped process does not block triggers while the poll loop is off
+// (scheduler.enabled false).
 func (d *Dispatcher) Trigger(ctx context.Context, t *store.ScheduledTask) Outcome {
+	if err := d.reconcile(ctx); err != nil {
+		d.logger.Warn("cannot reconcile scheduled task runs", "err", err)
+	}
 	return d.dispatch(ctx, t, d.Now(), TriggerManual)
 }
 

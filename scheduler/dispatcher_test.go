@@ -347,3 +347,31 @@ func TestDispatcher_launcherUnavailable(t *testing.T) {
 		t.Fatalf("task after the retry = %+v", task)
 	}
 }
+
+// TestDispatcher_triggerReconciles: a run left active by a stopped
+// process does not block a manual trigger when no poll loop runs.
+func TestDispatcher_triggerReconciles(t *testing.T) {
+	st := openSQLite(t, t.TempDir())
+	c := &clock{now: t0}
+	l := &launcher{st: st}
+	d := newDispatcher(t, st, l, c, 3, "A")
+	create(t, st, cronTask("a", "0 9 * * *", t0.Add(time.Hour)))
+	if o := d.Trigger(t.Context(), getTask(t, st, "a")); o.Outcome != scheduler.OutcomeLaunched {
+		t.Fatalf("trigger = %+v", o)
+	}
+	// The process stops: its run is failed by the store's recovery, and
+	// nothing recorded the outcome.
+	if err := st.UpdateRun(t.Context(), l.all()[0].run, store.RunUpdate{Status: store.RunError, Error: "process stopped"}); err != nil {
+		t.Fatal(err)
+	}
+	c.Set(t0.Add(time.Minute))
+	other := newDispatcher(t, st, &launcher{st: st, end: succeed, prefix: "b-"}, c, 3, "B")
+	if o := other.Trigger(t.Context(), getTask(t, st, "a")); o.Outcome != scheduler.OutcomeLaunched {
+		t.Fatalf("trigger after the stop = %+v", o)
+	}
+	other.WaitWatches()
+	if runs := runsOf(t, st, "a"); len(runs) != 2 || runs[1].Status != store.TaskRunFailed || runs[0].Status != store.TaskRunSuccess {
+		t.Errorf("runs = %+v %+v", runs[0], runs[1])
+	}
+	close(l.all()[0].done)
+}
