@@ -37,7 +37,9 @@ func historyState(n int) *thread.State {
 // and moved from the WAL into the database, outside the timer), loads its
 // latest checkpoint and writes three;
 // dbB/run is the database's growth over the runs (its page count, outside
-// the timer and the thread's setup) per run.
+// the timer and the thread's setup) per run; cpu-ns/step is the process's
+// CPU time (user and system, all threads: GC included) in the timed parts
+// over the steps, steadier than ns/step on a shared machine.
 func BenchmarkLoopHistory(b *testing.B) {
 	for _, persist := range []bool{false, true} {
 		for _, n := range []int{10, 100, 1000} {
@@ -68,13 +70,19 @@ func benchLoopHistory(b *testing.B, n int, persist bool) {
 	}
 	var grown int64
 	tools := benchTools(10)
+	// cpu is the process's CPU time in the timed parts: on a busy
+	// machine it says more than the wall time.
+	var cpu, mark int64
+	stop := func() { b.StopTimer(); cpu += cpuTime() - mark }
+	start := func() { mark = cpuTime(); b.StartTimer() }
 	b.ReportAllocs()
 	i := 0
+	mark = cpuTime()
 	for b.Loop() {
 		i++
 		in := agent.Input{ThreadID: "t", UserID: "u", Messages: []model.Message{model.UserText("go")}, State: history}
 		if persist {
-			b.StopTimer()
+			stop()
 			in.ThreadID, in.State = fmt.Sprintf("t%d", i), nil
 			if err := st.CreateThread(b.Context(), &store.Thread{ID: in.ThreadID, UserID: "u"}); err != nil {
 				b.Fatal(err)
@@ -88,7 +96,7 @@ func benchLoopHistory(b *testing.B, n int, persist bool) {
 			if _, err := db.ExecContext(b.Context(), `PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
 				b.Fatal(err)
 			}
-			b.StartTimer()
+			start()
 		}
 		a, err := agent.New(agent.Options{Model: benchModel{}, Tools: tools, SystemPrompt: "bench", Store: st,
 			ToolMiddlewares:  []tool.Middleware{agent.Clarification()},
@@ -101,12 +109,16 @@ func benchLoopHistory(b *testing.B, n int, persist bool) {
 			b.Fatal(err)
 		}
 		if persist {
-			b.StopTimer()
+			stop()
 			grown += dbSize(b, db) - before
-			b.StartTimer()
+			start()
 		}
 	}
+	cpu += cpuTime() - mark
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*2), "ns/step")
+	if cpu > 0 {
+		b.ReportMetric(float64(cpu)/float64(b.N*2), "cpu-ns/step")
+	}
 	if persist {
 		b.ReportMetric(float64(grown)/float64(b.N), "dbB/run")
 	}
