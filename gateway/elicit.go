@@ -105,10 +105,9 @@ func (s *Server) Elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elici
 	}
 	el := &elicitation{id: id, server: server, runID: rn.id, threadID: rn.threadID, userID: rn.userID,
 		card: card, answer: make(chan *mcp.ElicitResult, 1)}
-	if !s.addElicitation(el) {
+	if !s.addElicitation(el, rn) {
 		return s.declineElicit(server, p, fmt.Sprintf("the run already waits for %d answers", s.elicitMax()))
 	}
-	rn.openCard(askingCard{id: id, msg: card.msg})
 	defer rn.closeCard(id)
 	wait := s.elicitWait()
 	s.logger.Info("MCP server asks the user; waiting for the answer", "mcp_server", server, "run_id", rn.id,
@@ -162,9 +161,10 @@ func (s *Server) declineElicit(server string, p *mcp.ElicitParams, why string) (
 	return &mcp.ElicitResult{Action: "decline"}, nil
 }
 
-// addElicitation registers el unless its run already has the maximum
-// waiting.
-func (s *Server) addElicitation(el *elicitation) bool {
+// addElicitation registers el and shows its card in rn, in one step
+// (so that no answer finds it before its card), unless the run already
+// has the maximum waiting.
+func (s *Server) addElicitation(el *elicitation, rn *run) bool {
 	s.elicitMu.Lock()
 	defer s.elicitMu.Unlock()
 	n := 0
@@ -179,6 +179,7 @@ func (s *Server) addElicitation(el *elicitation) bool {
 	s.elicitSeq++
 	el.seq = s.elicitSeq
 	s.elicits[el.id] = el
+	rn.openCard(askingCard{id: el.id, msg: el.card.msg}) // lock order: elicitMu, then the run's mu
 	return true
 }
 
