@@ -254,6 +254,9 @@ func (r *packageReviewer) local(ctx context.Context, call *tool.Call, target str
 		return nil, err // a *vpath.Error, whose text is for the model
 	}
 	jail, err := os.OpenRoot(loc.Root.Jail)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s does not exist", target)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s", target, errorKind(err))
 	}
