@@ -1,6 +1,7 @@
 package review
 
 import (
+	"fmt"
 	"path"
 	"slices"
 	"strings"
@@ -69,13 +70,18 @@ func Analyze(s *Snapshot, profile Profile) *Facts {
 		findings = append(findings, fs...)
 	}
 	findings = append(findings, packageFindings(s)...)
-	resources, rf := buildResources(s, files)
+	resources, rf, graphComplete := buildResources(s, files)
 	findings = append(findings, rf...)
 	evals, ef := analyzeEvals(s)
 	findings = append(findings, ef...)
 
 	var notAssessed []string
 	analyzerErrors := []ReaderError{}
+	if !graphComplete {
+		analyzerErrors = append(analyzerErrors, ReaderError{Code: "resource_graph_truncated",
+			Message: fmt.Sprintf("Package holds more than %d references; the rest were not followed", maxRefsPerPackage)})
+		notAssessed = append(notAssessed, "resource_graph")
+	}
 	sf, err := scanFindings(s)
 	if err != nil {
 		analyzerErrors = append(analyzerErrors, ReaderError{Code: "skillscan_failed", Message: "ScanError"})

@@ -1,6 +1,7 @@
 package review
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -342,5 +343,32 @@ func TestRenderMarkdownChinese(t *testing.T) {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
+	}
+}
+
+// TestResourceGraphBound: past maxRefsPerPackage references the graph
+// stops, says so, and the review of scope "all" cannot be a candidate.
+func TestResourceGraphBound(t *testing.T) {
+	s := newSnapshot(Subject{Source: SourceInline, DisplayRef: "many"}, Limits{}.withDefaults())
+	s.addData(SkillFile, []byte(validSkill("demo")))
+	for f := range 6 {
+		var b strings.Builder
+		for i := range maxRefsPerFile {
+			fmt.Fprintf(&b, "references/f%d-r%d.md\n", f, i)
+		}
+		s.addData(fmt.Sprintf("references/list%d.md", f), []byte(b.String()))
+	}
+	facts := Analyze(s.finish(), ProfileDeerFlow)
+	if diff := cmp.Diff([]string{"resource_graph"}, facts.Completeness.NotAssessed); diff != "" {
+		t.Errorf("not_assessed (-want +got):\n%s", diff)
+	}
+	if len(facts.AnalyzerErrors) != 1 || facts.AnalyzerErrors[0].Code != "resource_graph_truncated" {
+		t.Errorf("analyzer errors = %+v", facts.AnalyzerErrors)
+	}
+	if n := len(facts.Findings); n > maxRefsPerPackage+10 {
+		t.Errorf("%d findings, more than the references bound", n)
+	}
+	if r := Readiness(facts, []string{"all"}); r != ReadinessRevise {
+		t.Errorf("readiness = %s", r)
 	}
 }

@@ -53,14 +53,25 @@ var (
 // of the package (a NUL byte: no package path holds one).
 const escapesSentinel = "\x00escapes"
 
-// maxRefsPerFile bounds the references taken from one file.
-const maxRefsPerFile = 10_000
+// maxRefsPerFile bounds the references taken from one file, and
+// maxRefsPerPackage those of the whole package (Antler's bounds: each
+// reference may become an edge or a finding). A package over the second
+// has its graph marked incomplete.
+const (
+	maxRefsPerFile    = 10_000
+	maxRefsPerPackage = 50_000
+)
 
 // buildResources returns the resource graph and its findings: missing
 // targets, references out of the package, unreferenced resources. Text
 // files under eval fixtures are not read (they are test data).
-func buildResources(s *Snapshot, files map[string]File) (Resources, []Finding) {
-	g := Resources{Nodes: []Node{}, Edges: []Edge{}, Orphans: []string{}}
+//
+// complete is false when the package held more than maxRefsPerPackage
+// references and the rest were not followed.
+func buildResources(s *Snapshot, files map[string]File) (g Resources, out []Finding, complete bool) {
+	g = Resources{Nodes: []Node{}, Edges: []Edge{}, Orphans: []string{}}
+	complete = true
+	refs := 0
 	for _, f := range s.Files {
 		g.Nodes = append(g.Nodes, Node{Path: f.Path, Kind: f.Kind})
 	}
@@ -72,6 +83,10 @@ func buildResources(s *Snapshot, files map[string]File) (Resources, []Finding) {
 			continue
 		}
 		for _, ref := range extractReferences(*f.Content) {
+			if refs++; refs > maxRefsPerPackage {
+				complete = false
+				break
+			}
 			resolved, ok := resolveReference(f.Path, ref)
 			switch {
 			case !ok:
@@ -97,7 +112,6 @@ func buildResources(s *Snapshot, files map[string]File) (Resources, []Finding) {
 	}
 	slices.Sort(g.Orphans)
 	g.Edges = sortedEdges(edges)
-	var out []Finding
 	for _, e := range sortedEdges(missing) {
 		f := finding("resource.missing", SeverityWarning, e.Source, "Referenced resource does not exist: "+e.Target,
 			"Add the referenced file, correct the path, or remove the stale reference.")
@@ -115,7 +129,7 @@ func buildResources(s *Snapshot, files map[string]File) (Resources, []Finding) {
 			"Resource is not reachable from SKILL.md or another referenced resource.",
 			"Reference the file with read-when guidance or remove it from the package."))
 	}
-	return g, out
+	return g, out, complete
 }
 
 func sortedEdges(set map[Edge]bool) []Edge {
@@ -141,11 +155,11 @@ func extractReferences(content string) []string {
 			out = append(out, r)
 		}
 	}
-	for _, m := range markdownLinkRe.FindAllStringSubmatch(content, -1) {
+	for _, m := range markdownLinkRe.FindAllStringSubmatch(content, maxRefsPerFile) {
 		target, _, _ := strings.Cut(m[1], "#")
 		add(target)
 	}
-	for _, m := range codeSpanRe.FindAllStringSubmatch(content, -1) {
+	for _, m := range codeSpanRe.FindAllStringSubmatch(content, maxRefsPerFile) {
 		if tok := strings.TrimSpace(m[1]); strings.Contains(tok, "/") {
 			add(tok)
 		}
