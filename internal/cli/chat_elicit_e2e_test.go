@@ -170,3 +170,36 @@ func TestE2ERun_elicitationIsDeclined(t *testing.T) {
 		t.Errorf("no warning naming the server and the message:\n%s", s)
 	}
 }
+
+// antler serve: an MCP server's elicitation reaches the run's stream as
+// DeerFlow's clarification card (a form), the stream ends while the call
+// waits, and the frontend's answer, the next run request, reaches the
+// server and finishes the same run.
+func TestE2EServe_elicitationCard(t *testing.T) {
+	srv := modeltest.NewServer(t, modeltest.Turn{ToolCalls: []model.ToolCall{toolCall("c1", "asker_signup", `{}`)}},
+		modeltest.Turn{Func: echoLast})
+	cfg, home := elicitConfig(t, srv.URL)
+	url, stop := startServe(t, nil, "--config", cfg, "--home", home)
+	defer stop()
+
+	stream := postRun(t, url, "t1", map[string]any{"type": "human", "content": "sign me up"})
+	for _, want := range []string{`"name":"ask_clarification"`, `"source":"mcp_elicitation"`, `"input_mode":"form"`,
+		`"title":"MCP server asker"`} {
+		if !strings.Contains(stream, want) {
+			t.Errorf("the stream lacks %s:\n%s", want, stream)
+		}
+	}
+	_, rest, ok := strings.Cut(stream, `"request_id":"`)
+	requestID, _, _ := strings.Cut(rest, `"`)
+	if !ok || !strings.HasPrefix(requestID, "mcp_elicitation:") {
+		t.Fatalf("no request id in the card:\n%s", stream)
+	}
+	value := `name: Ada; age: 36 [values: {"name":"Ada","age":"36"}]`
+	answer := map[string]any{"type": "human", "content": `For your clarification "Who are you?", my answer is: ` + value,
+		"additional_kwargs": map[string]any{"hide_from_ui": true, "human_input_response": map[string]any{"version": 1,
+			"kind": "human_input_response", "source": "mcp_elicitation", "request_id": requestID, "response_kind": "text", "value": value}}}
+	stream = postRun(t, url, "t1", answer)
+	if want := `saw: got {\"action\":\"accept\",\"content\":{\"age\":36,\"color\":\"blue\",\"name\":\"Ada\"}}`; !strings.Contains(stream, want) {
+		t.Errorf("the server did not get the answer (want %s):\n%s", want, stream)
+	}
+}
