@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/antlerhq/antler/community"
 	"github.com/antlerhq/antler/community/browser"
@@ -66,9 +67,13 @@ func browserFactory(name string) ToolFactory {
 		}
 		if env.Sandbox != nil {
 			layout := env.Sandbox.Layout()
-			o.Outputs = func(user, thread string) (string, error) {
+			o.Outputs = func(user, thread string) (string, string, error) {
 				tp, err := layout.ThreadPaths(user, thread)
-				return tp.Outputs, err
+				if err != nil {
+					return "", "", err
+				}
+				rel, err := filepath.Rel(tp.Base, tp.Outputs)
+				return tp.Base, rel, err
 			}
 		}
 		ts, err := browser.NewTools(env.Browser, o)

@@ -525,3 +525,41 @@ func TestBrowserManagerBounds(t *testing.T) {
 		t.Errorf("idle sessions left: %v", got)
 	}
 }
+
+// TestBrowserScreenshotStaysInTheThread: with Options.Outputs, the
+// screenshot is written under the thread's folder, and an outputs folder
+// replaced by a symlink to elsewhere is refused, not followed.
+func TestBrowserScreenshotStaysInTheThread(t *testing.T) {
+	srv := site(t)
+	base, elsewhere := t.TempDir(), t.TempDir()
+	o := local()
+	o.Outputs = func(user, thread string) (string, string, error) {
+		return filepath.Join(base, user, thread), "user-data/outputs", nil
+	}
+	e := newEnv(t, o)
+	shoot := func(thread string) *tool.Result {
+		mustOK(t, e.call(t, thread, "browser_navigate", map[string]any{"url": srv.URL + "/"}))
+		res, err := tool.Invoke(t.Context(), e.tools["browser_screenshot"].Handler,
+			&tool.Call{ThreadID: thread, UserID: "u1"}, []byte(`{"filename":"page"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	mustOK(t, shoot("good"))
+	if _, err := os.Stat(filepath.Join(base, "u1", "good", "user-data", "outputs", "page.png")); err != nil {
+		t.Errorf("screenshot not in the thread's outputs: %v", err)
+	}
+	if err := os.MkdirAll(filepath.Join(base, "u1", "bad", "user-data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(base, "u1", "bad", "user-data", "outputs")); err != nil {
+		t.Fatal(err)
+	}
+	if r := shoot("bad"); !r.IsError {
+		t.Errorf("a symlinked outputs folder was followed: %q", text(r))
+	}
+	if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
+		t.Errorf("the screenshot escaped into %s: %v", elsewhere, entries)
+	}
+}

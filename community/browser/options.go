@@ -57,11 +57,14 @@ type Options struct {
 	// net.Dialer. Tests route a public-looking address to a loopback
 	// server; production code leaves it nil.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error) `yaml:"-"`
-	// Outputs returns the host folder of a thread's outputs
-	// (/mnt/user-data/outputs), where browser_screenshot writes, when the
-	// thread's state does not name it yet (thread_data is set by the
-	// first sandbox tool of a thread). nil relies on the state alone.
-	Outputs func(user, thread string) (string, error) `yaml:"-"`
+	// Outputs locates a thread's outputs folder (/mnt/user-data/outputs),
+	// where browser_screenshot writes: a host folder that contains it
+	// (the thread's folder) and its path relative to that folder. The
+	// file is written through an os.Root at the containing folder, so an
+	// outputs folder replaced by a symlink cannot lead the write
+	// elsewhere. nil uses the thread's state (thread_data, set by its
+	// first sandbox tool) alone.
+	Outputs func(user, thread string) (dir, rel string, err error) `yaml:"-"`
 }
 
 // validate checks the bounds of o.

@@ -27,7 +27,7 @@ type screenshotArgs struct {
 func (t *Tools) Screenshot() *tool.Tool {
 	return tool.New(ScreenshotName, strings.TrimSpace(screenshotDescription),
 		func(ctx context.Context, call *tool.Call, in screenshotArgs) (*tool.Result, error) {
-			dir := t.outputsDir(call)
+			dir, rel := t.outputsDir(call)
 			if dir == "" {
 				return tool.Errorf("Thread outputs path is not available"), nil
 			}
@@ -37,7 +37,7 @@ func (t *Tools) Screenshot() *tool.Tool {
 					return nil, err
 				}
 				name := t.screenshotName(in.Filename)
-				if err := writeFile(dir, name, png); err != nil {
+				if err := writeFile(dir, rel, name, png); err != nil {
 					return nil, fmt.Errorf("cannot write the screenshot: %w", err)
 				}
 				virtual := outputsVirtual + "/" + name
@@ -48,27 +48,27 @@ func (t *Tools) Screenshot() *tool.Tool {
 		})
 }
 
-// outputsDir is the host folder of the call's thread outputs: the
-// state's thread_data, else Options.Outputs; "" when neither knows it.
-func (t *Tools) outputsDir(call *tool.Call) string {
-	if call != nil && call.State != nil && call.State.ThreadData != nil && call.State.ThreadData.OutputsPath != "" {
-		return call.State.ThreadData.OutputsPath
-	}
-	if t.o.Outputs == nil {
-		return ""
-	}
-	user := "default"
-	if call != nil && call.UserID != "" {
-		user = call.UserID
-	} else if u := call.ContextString("user_id"); u != "" {
-		user = u
-	}
-	dir, err := t.o.Outputs(user, threadOf(call))
-	if err != nil {
+// outputsDir locates the call's thread outputs: Options.Outputs, else
+// the state's thread_data (as a folder of its own); "" when neither
+// knows it.
+func (t *Tools) outputsDir(call *tool.Call) (dir, rel string) {
+	if t.o.Outputs != nil {
+		user := "default"
+		if call != nil && call.UserID != "" {
+			user = call.UserID
+		} else if u := call.ContextString("user_id"); u != "" {
+			user = u
+		}
+		dir, rel, err := t.o.Outputs(user, threadOf(call))
+		if err == nil {
+			return dir, rel
+		}
 		call.Log().Warn("browser_screenshot: no outputs folder for the thread", "err", err)
-		return ""
 	}
-	return dir
+	if call != nil && call.State != nil && call.State.ThreadData != nil && call.State.ThreadData.OutputsPath != "" {
+		return call.State.ThreadData.OutputsPath, "."
+	}
+	return "", ""
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
@@ -94,11 +94,11 @@ func (t *Tools) screenshotName(filename string) string {
 	return stem + ".png"
 }
 
-// writeFile writes data to dir/name (dir made if missing) through a
-// temporary file renamed into place, inside an os.Root so that a symlink
-// cannot lead it out of dir. An existing file of that name is replaced,
-// as DeerFlow replaces it.
-func writeFile(dir, name string, data []byte) error {
+// writeFile writes data to rel/name under dir (rel made if missing)
+// through a temporary file renamed into place, all inside an os.Root at
+// dir, so that no symlink can lead it out of dir. An existing file of
+// that name is replaced, as DeerFlow replaces it.
+func writeFile(dir, rel, name string, data []byte) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -107,7 +107,11 @@ func writeFile(dir, name string, data []byte) error {
 		return err
 	}
 	defer root.Close()
-	tmp := "." + name + ".tmp"
+	if err := root.MkdirAll(rel, 0o755); err != nil {
+		return err
+	}
+	final := path.Join(rel, name)
+	tmp := path.Join(rel, "."+name+".tmp")
 	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
@@ -115,7 +119,7 @@ func writeFile(dir, name string, data []byte) error {
 	_, werr := f.Write(data)
 	werr = errors.Join(werr, f.Close())
 	if werr == nil {
-		werr = root.Rename(tmp, name)
+		werr = root.Rename(tmp, final)
 	}
 	if werr != nil {
 		_ = root.Remove(tmp)
