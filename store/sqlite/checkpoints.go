@@ -196,6 +196,38 @@ type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
+// rawRow is a checkpoint row before its messages are read.
+type rawRow struct {
+	cp     *store.Checkpoint
+	state  []byte
+	ranges []byte
+	ids    []int64
+	delta  bool          // the messages are rows of their own
+	cached *cpmsg.Parent // the cache's decoded messages of the checkpoint
+}
+
+// scanRow reads one row of checkpointCols.
+func scanRow(rows *sql.Rows) (rawRow, error) {
+	var r rawRow
+	var cp store.Checkpoint
+	var meta string
+	var created int64
+	var msgs sql.NullString
+	if err := rows.Scan(&cp.ID, &cp.ThreadID, &cp.ParentID, &cp.RunID, &cp.Step, &r.state, &meta, &created, &msgs); err != nil {
+		return r, err
+	}
+	m, err := decodeMeta(meta)
+	if err != nil {
+		return r, err
+	}
+	cp.Metadata, cp.CreatedAt = m, fromNanos(created)
+	r.cp = &cp
+	if msgs.Valid {
+		r.delta, r.ranges = true, []byte(msgs.String)
+	}
+	return r, nil
+}
+
 // readCheckpoints runs a checkpoint query and reads the message rows of
 // the checkpoints it returns (with one query over their id span), in the
 // transaction q, so that retention cannot delete them in between. A
@@ -207,42 +239,21 @@ func (s *Store) readCheckpoints(ctx context.Context, q querier, parents bool, qu
 	if err != nil {
 		return nil, err
 	}
-	type raw struct {
-		cp     *store.Checkpoint
-		state  []byte
-		ranges []byte
-		ids    []int64
-		delta  bool
-		cached *cpmsg.Parent
-	}
-	var raws []raw
+	var raws []rawRow
 	var lo, hi int64
 	for rows.Next() {
-		var r raw
-		var cp store.Checkpoint
-		var meta string
-		var created int64
-		var msgs sql.NullString
-		if err := rows.Scan(&cp.ID, &cp.ThreadID, &cp.ParentID, &cp.RunID, &cp.Step, &r.state, &meta, &created, &msgs); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		m, err := decodeMeta(meta)
+		r, err := scanRow(rows)
 		if err != nil {
 			rows.Close()
 			return nil, err
 		}
-		cp.Metadata, cp.CreatedAt = m, fromNanos(created)
-		r.cp = &cp
-		if msgs.Valid {
-			r.delta, r.ranges = true, []byte(msgs.String)
-			if r.cached = s.parents.Lookup(cp.ThreadID, cp.ID, r.ranges); r.cached != nil {
-				raws = append(raws, r)
-				continue
-			}
+		if r.delta {
+			r.cached = s.parents.Lookup(r.cp.ThreadID, r.cp.ID, r.ranges)
+		}
+		if r.delta && r.cached == nil {
 			if r.ids, err = cpmsg.DecodeRanges(r.ranges); err != nil {
 				rows.Close()
-				return nil, fmt.Errorf("checkpoint %s: %w", cp.ID, err)
+				return nil, fmt.Errorf("checkpoint %s: %w", r.cp.ID, err)
 			}
 			if l, h := cpmsg.Span(r.ids); len(r.ids) > 0 {
 				if lo == 0 || l < lo {
@@ -262,6 +273,12 @@ func (s *Store) readCheckpoints(ctx context.Context, q querier, parents bool, qu
 			return nil, err
 		}
 	}
+	return s.assemble(raws, bodies, parents)
+}
+
+// assemble rebuilds the states of raws from their rows, the cache and
+// the message bodies read.
+func (s *Store) assemble(raws []rawRow, bodies map[int64][]byte, parents bool) ([]row, error) {
 	out := make([]row, len(raws))
 	for i, r := range raws {
 		out[i].cp = r.cp
@@ -273,9 +290,11 @@ func (s *Store) readCheckpoints(ctx context.Context, q querier, parents bool, qu
 			}
 			r.cp.State = &st
 		case r.cached != nil:
-			if r.cp.State, err = cpmsg.Reuse(r.state, r.cached); err != nil {
+			st, err := cpmsg.Reuse(r.state, r.cached)
+			if err != nil {
 				return nil, err
 			}
+			r.cp.State = st
 			if parents {
 				out[i].parent = r.cached
 			}
