@@ -563,3 +563,16 @@ func TestBrowserScreenshotStaysInTheThread(t *testing.T) {
 		t.Errorf("the screenshot escaped into %s: %v", elsewhere, entries)
 	}
 }
+
+// TestBrowserRestartsAfterACrash: when the thread's Chromium has died,
+// the next call starts a new one instead of failing forever.
+func TestBrowserRestartsAfterACrash(t *testing.T) {
+	srv := site(t)
+	e := newEnv(t, local())
+	mustOK(t, e.call(t, "t1", "browser_navigate", map[string]any{"url": srv.URL + "/"}))
+	e.m.KillBrowser("t1")
+	got := mustOK(t, e.call(t, "t1", "browser_navigate", map[string]any{"url": srv.URL + "/next"}))
+	if !strings.Contains(got, "Title: Next") {
+		t.Errorf("after the crash:\n%s", got)
+	}
+}

@@ -31,3 +31,14 @@ func (m *Manager) EvictIdle() {
 	defer m.mu.Unlock()
 	m.evictIdleLocked(m.o.Now())
 }
+
+// KillBrowser stops thread's Chromium behind the session's back, as a
+// crash would.
+func (m *Manager) KillBrowser(thread string) {
+	m.mu.Lock()
+	s := m.sessions[thread]
+	m.mu.Unlock()
+	s.turn <- struct{}{}
+	s.cancelAlloc()
+	<-s.turn
+}

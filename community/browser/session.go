@@ -67,8 +67,12 @@ func (s *session) launch(ctx context.Context, execPath string) error {
 	if s.closed {
 		return errSessionClosed
 	}
-	if s.launched {
+	if s.launched && s.tab.Err() == nil {
 		return nil
+	}
+	if s.launched { // Chromium died (crash, OOM kill): start afresh
+		s.logger.Warn("the thread's Chromium has stopped; starting a new one")
+		s.stop()
 	}
 	proxy, err := startProxy(s.opts.guard(), s.logger)
 	if err != nil {
@@ -130,11 +134,16 @@ func (s *session) shutdown() {
 	if !s.launched {
 		return
 	}
+	s.stop()
+	s.logger.Info("browser session closed")
+}
+
+// stop ends Chromium and the proxy of a launched session, under turn.
+func (s *session) stop() {
 	s.launched = false
 	s.cancelTab()
 	s.cancelAlloc()
 	s.proxy.close()
-	s.logger.Info("browser session closed")
 }
 
 // runAction runs a on the session's tab with the session's timeout (or
