@@ -139,3 +139,71 @@ func dbSize(b *testing.B, db *sql.DB) int64 {
 	}
 	return pages * size
 }
+
+// BenchmarkLoopHistoryCold is BenchmarkLoopHistory with SQLite on a store
+// opened right before the run (outside the timer): the run's
+// LatestCheckpoint finds nothing in the store's memory and reads and
+// decodes the thread's messages, as the first run of a thread after a
+// restart does.
+func BenchmarkLoopHistoryCold(b *testing.B) {
+	for _, n := range []int{10, 100, 1000} {
+		b.Run(fmt.Sprintf("store=sqlite/messages=%d", n), func(b *testing.B) { benchLoopHistoryCold(b, n) })
+	}
+}
+
+func benchLoopHistoryCold(b *testing.B, n int) {
+	history := historyState(n)
+	dir := b.TempDir()
+	open := func() *sqlite.Store {
+		s, err := sqlite.OpenDir(dir, sqlite.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	}
+	tools := benchTools(10)
+	var cpu, mark int64
+	b.ReportAllocs()
+	i := 0
+	mark = cpuTime()
+	for b.Loop() {
+		b.StopTimer()
+		cpu += cpuTime() - mark
+		i++
+		tid := fmt.Sprintf("t%d", i)
+		s := open()
+		if err := s.CreateThread(b.Context(), &store.Thread{ID: tid, UserID: "u"}); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.PutCheckpoint(b.Context(), &store.Checkpoint{ThreadID: tid, State: history}); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+		s = open()
+		a, err := agent.New(agent.Options{Model: benchModel{}, Tools: tools, SystemPrompt: "bench", Store: s,
+			ToolMiddlewares:  []tool.Middleware{agent.Clarification()},
+			ModelMiddlewares: []tool.ModelMiddleware{agent.DanglingToolCalls()}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		mark = cpuTime()
+		b.StartTimer()
+		if _, err := a.Invoke(b.Context(), agent.Input{ThreadID: tid, UserID: "u", Messages: []model.Message{model.UserText("go")}}, nil); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		cpu += cpuTime() - mark
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+		mark = cpuTime()
+		b.StartTimer()
+	}
+	cpu += cpuTime() - mark
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*2), "ns/step")
+	if cpu > 0 {
+		b.ReportMetric(float64(cpu)/float64(b.N*2), "cpu-ns/step")
+	}
+}
