@@ -131,6 +131,12 @@ func (s *server) needsListingLocked() bool {
 	if !s.tried {
 		return true
 	}
+	// A server that asked for a login is tried again at every assembly:
+	// the user may have logged in since (antler mcp login, the gateway's
+	// login routes). It costs one refused request.
+	if !s.listed && errors.As(s.status.Err, new(authorizationError)) {
+		return true
+	}
 	return s.listed && s.changes.Load() > s.listedAt
 }
 
@@ -179,6 +185,9 @@ func (s *server) discover(ctx context.Context) (changed bool) {
 		if dctx.Err() != nil && ctx.Err() == nil {
 			err = errTimedOut(timeout)
 			m.log.Warn(fmt.Sprintf("Skipping MCP server '%s' after tool discovery timed out (%gs)", s.name, timeout.Seconds()))
+		} else if errors.As(err, new(authorizationError)) && errors.As(s.status.Err, new(authorizationError)) {
+			// Said already; tried again at every assembly.
+			m.log.Debug(fmt.Sprintf("Skipping MCP server '%s': %v", s.name, err))
 		} else {
 			m.log.Warn(fmt.Sprintf("Skipping MCP server '%s': %v", s.name, err))
 		}

@@ -110,6 +110,9 @@ func exitTable(f exitFixture) map[string][]exitCase {
 		"mcp remove":  {{"no such server", []string{"--config", f.brokenExt, "mcp", "remove", "x"}, 2}},
 		"mcp enable":  {{"no such server", []string{"--config", f.brokenExt, "mcp", "enable", "x"}, 2}},
 		"mcp disable": {{"no such server", []string{"--config", f.brokenExt, "mcp", "disable", "x"}, 2}},
+		"mcp login": {{"no name", ok("mcp", "login"), 2},
+			{"typo in extensions_config.json", []string{"--config", f.brokenExt, "mcp", "login", "x"}, 2}},
+		"mcp logout": {{"no name", ok("mcp", "logout"), 2}},
 		// The memory commands read config.yaml, not the extensions file;
 		// none of these rows changes the memory.
 		"memory list": {{"bad flag", []string{"memory", "list", "--no-such-flag"}, 2},

@@ -26,6 +26,10 @@ const mcpOAuthDir = "mcp_oauth"
 // loginCallbackPath is the path of the loopback redirect of `mcp login`.
 const loginCallbackPath = "/callback"
 
+// loginShutdownGrace bounds how long the loopback listener waits, once the
+// login ended, for the browser's page to be written.
+const loginShutdownGrace = 5 * time.Second
+
 // callbackExchangeTimeout bounds the token exchange the loopback redirect
 // waits for before it answers the browser.
 const callbackExchangeTimeout = 60 * time.Second
@@ -182,7 +186,15 @@ func mcpLogin(ctx context.Context, w io.Writer, st mcpauth.FileStore, user strin
 
 	hs := &http.Server{Handler: loginCallback(f, srv.Name), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
-	defer hs.Close()
+	defer func() {
+		// The browser's page is answered before the listener goes; a
+		// page still waiting is cut off after a bound.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), loginShutdownGrace)
+		defer cancel()
+		if hs.Shutdown(sctx) != nil {
+			hs.Close()
+		}
+	}()
 
 	fmt.Fprintf(w, "To log in to MCP server '%s' as user '%s', open this URL in a browser:\n\n  %s\n\n", srv.Name, user, f.URL)
 	fmt.Fprintf(w, "Waiting for the redirect to %s (up to %s; Ctrl-C cancels)...\n", redirect, timeout)

@@ -275,3 +275,22 @@ func TestTokensPerUser(t *testing.T) {
 		}
 	}
 }
+
+// TestStored_loginAfterDiscoveryFailed: a server whose discovery asked
+// for a login is tried again at the next assembly, so that a login made
+// meanwhile (the gateway's routes, while serve runs) takes effect without
+// a cache reset.
+func TestStored_loginAfterDiscoveryFailed(t *testing.T) {
+	a := mcpauthtest.New(t)
+	st := mcpauth.FileStore{Dir: t.TempDir()}
+	m := newManager(t, a, &mcpauth.Stored{Store: st}, "alice")
+	got, isErr := call(t, m, "alice", "whoami")
+	if !isErr || !strings.Contains(got, "needs authorization for user 'alice'") {
+		t.Fatalf("before the login: %q (error %v)", got, isErr)
+	}
+	login(t, a, st, "alice")
+	rec, _ := st.Load(context.Background(), "alice", "remote")
+	if got, isErr := call(t, m, "alice", "whoami"); isErr || got != "whoami "+rec.AccessToken {
+		t.Errorf("after the login, same manager: %q (error %v), want the stored token", got, isErr)
+	}
+}
