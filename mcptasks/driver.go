@@ -118,7 +118,8 @@ func parseSubmit(b json.RawMessage, raw string) (string, error) {
 	case strings.TrimSpace(a.TaskID) == "":
 		return "", protocolErrorf("invalid structuredContent from MCP task tool %q: task_id is missing", raw)
 	case len(a.TaskID) > maxRemoteIDLen:
-		return "", protocolErrorf("invalid structuredContent from MCP task tool %q: task_id is longer than %d characters", raw, maxRemoteIDLen)
+		// The id is returned with the error: the task runs and is cancelled.
+		return a.TaskID, protocolErrorf("invalid structuredContent from MCP task tool %q: task_id is longer than %d characters", raw, maxRemoteIDLen)
 	case a.Status != "running":
 		return "", protocolErrorf("invalid structuredContent from MCP task tool %q: status must be \"running\", got %q", raw, a.Status)
 	}

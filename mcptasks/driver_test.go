@@ -19,7 +19,7 @@ func TestParseSubmit(t *testing.T) {
 		{"running", `{"task_id": "r1", "status": "running", "extra": 1}`, "r1", ""},
 		{"no id", `{"status": "running"}`, "", "task_id is missing"},
 		{"blank id", `{"task_id": "  ", "status": "running"}`, "", "task_id is missing"},
-		{"long id", `{"task_id": "` + strings.Repeat("x", 256) + `", "status": "running"}`, "", "longer than 255"},
+		{"long id", `{"task_id": "` + strings.Repeat("x", 256) + `", "status": "running"}`, strings.Repeat("x", 256), "longer than 255"},
 		{"other status", `{"task_id": "r1", "status": "completed"}`, "", `status must be "running"`},
 		{"not an object", `[1]`, "", "invalid structuredContent"},
 	} {
@@ -34,6 +34,9 @@ func TestParseSubmit(t *testing.T) {
 			var pe *ProtocolError
 			if !errors.As(err, &pe) || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("err = %v, want a ProtocolError containing %q", err, tc.wantErr)
+			}
+			if id != tc.wantID {
+				t.Errorf("id with the error = %q, want %q (a started task to cancel)", id, tc.wantID)
 			}
 		})
 	}

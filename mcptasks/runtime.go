@@ -164,14 +164,17 @@ func (r *Runtime) Submit(ctx context.Context, call *tool.Call, ts Toolset, args 
 		return tool.Errorf("%v", err), nil
 	}
 	remoteID, err := parseSubmit(sc, ts.SubmitTool)
-	if err != nil {
-		return tool.Errorf("%v", err), nil
-	}
 	now := r.clock()
 	t := &store.MCPTask{ID: "mcp-task-" + randomHex(16), UserID: userID, ThreadID: threadID, RunID: call.RunID, ToolCallID: call.ID,
 		Server: ts.Server, Toolset: ts.Name, RemoteID: remoteID,
 		SubmitTool: ts.SubmitTool, StatusTool: ts.StatusTool, CancelTool: ts.CancelTool,
 		Status: store.MCPTaskSubmitted, NextPollAt: now.Add(r.cfg.PollInterval()), CreatedAt: now}
+	if err != nil {
+		if remoteID != "" { // started, but its id cannot be stored
+			r.cancelUntracked(ctx, t)
+		}
+		return tool.Errorf("%v", err), nil
+	}
 	err = st.CreateMCPTask(ctx, t, store.MCPTaskLimits{MaxActive: MaxActivePerThread, KeepEnded: KeepEndedPerThread})
 	switch {
 	case errors.Is(err, store.ErrExists):

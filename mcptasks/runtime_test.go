@@ -235,6 +235,14 @@ func TestBounds(t *testing.T) {
 	if err != nil || !res.IsError || !strings.Contains(res.TextContent(), "topic not allowed") {
 		t.Errorf("refused submit = %+v, %v", res, err)
 	}
+	// A task whose id cannot be stored is cancelled, not left untracked.
+	res, err = sub.Handler(t.Context(), &tool.Call{ThreadID: "t1", UserID: "u"}, json.RawMessage(`{"topic":"long id"}`))
+	if err != nil || !res.IsError || !strings.Contains(res.TextContent(), "longer than 255") {
+		t.Errorf("submit with a long remote id = %+v, %v", res, err)
+	}
+	if _, cancels := rs.counts(); cancels[strings.Repeat("x", 300)] != 1 {
+		t.Errorf("the untracked remote task was not cancelled: %v", cancels)
+	}
 	for range mcptasks.MaxActivePerThread {
 		submit(t, sub, "t2")
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -78,6 +79,9 @@ func (rs *reportServer) submit(_ context.Context, _ *mcp.CallToolRequest, in sub
 	}
 	rs.next++
 	id := fmt.Sprintf("remote-%d", rs.next)
+	if in.Topic == "long id" {
+		id = strings.Repeat("x", 300)
+	}
 	rs.tasks[id] = &remoteTask{status: "running"}
 	return nil, submitOut{TaskID: id, Status: "running"}, nil
 }
