@@ -24,15 +24,8 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp *store.Checkpoint) error {
 	if err != nil {
 		return err
 	}
-	if cp.ID == "" {
-		id, err := uuid.NewV7()
-		if err != nil {
-			return fmt.Errorf("sqlite: checkpoint id: %w", err)
-		}
-		cp.ID = id.String()
-	}
-	if cp.CreatedAt.IsZero() {
-		cp.CreatedAt = now()
+	if err := fillCheckpointIdentity(cp); err != nil {
+		return err
 	}
 	tx, err := s.writer.BeginTx(ctx, nil)
 	if err != nil {
@@ -59,15 +52,8 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp *store.Checkpoint) error {
 	if n, _ := res.RowsAffected(); n == 0 {
 		return fmt.Errorf("thread %q: %w", cp.ThreadID, store.ErrNotFound)
 	}
-	insMsg := tx.StmtContext(ctx, s.insertMessage)
-	for _, i := range plan.New {
-		res, err := insMsg.ExecContext(ctx, cp.ThreadID, plan.Refs[i].Body)
-		if err != nil {
-			return fmt.Errorf("sqlite: put checkpoint: message: %w", err)
-		}
-		if plan.Refs[i].ID, err = res.LastInsertId(); err != nil {
-			return fmt.Errorf("sqlite: put checkpoint: message: %w", err)
-		}
+	if err := s.insertNewMessages(ctx, tx, cp.ThreadID, plan); err != nil {
+		return err
 	}
 	ranges, err := plan.Ranges()
 	if err != nil {
@@ -98,6 +84,38 @@ func (s *Store) PutCheckpoint(ctx context.Context, cp *store.Checkpoint) error {
 		return fmt.Errorf("sqlite: put checkpoint: %w", err)
 	}
 	s.parents.Put(cp.ThreadID, plan.Parent(cp.ID, ranges))
+	return nil
+}
+
+// fillCheckpointIdentity sets cp's ID (a UUIDv7) and CreatedAt when they
+// are empty.
+func fillCheckpointIdentity(cp *store.Checkpoint) error {
+	if cp.ID == "" {
+		id, err := uuid.NewV7()
+		if err != nil {
+			return fmt.Errorf("sqlite: checkpoint id: %w", err)
+		}
+		cp.ID = id.String()
+	}
+	if cp.CreatedAt.IsZero() {
+		cp.CreatedAt = now()
+	}
+	return nil
+}
+
+// insertNewMessages writes the plan's new messages as message rows of the
+// thread and records their row ids in the plan.
+func (s *Store) insertNewMessages(ctx context.Context, tx *sql.Tx, threadID string, plan *cpmsg.Plan) error {
+	insMsg := tx.StmtContext(ctx, s.insertMessage)
+	for _, i := range plan.New {
+		res, err := insMsg.ExecContext(ctx, threadID, plan.Refs[i].Body)
+		if err != nil {
+			return fmt.Errorf("sqlite: put checkpoint: message: %w", err)
+		}
+		if plan.Refs[i].ID, err = res.LastInsertId(); err != nil {
+			return fmt.Errorf("sqlite: put checkpoint: message: %w", err)
+		}
+	}
 	return nil
 }
 
