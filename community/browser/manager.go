@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os/exec"
+	"strings"
 	"sync"
 	"time"
 )
@@ -28,8 +30,7 @@ var ErrNoSession = errors.New("no browser session is open in this thread; start 
 // the PATH and keeps at most 8 sessions, each closed after 30 idle
 // minutes.
 type ManagerOptions struct {
-	// ExecPath is the Chromium or Chrome binary; "" searches the PATH
-	// (chromium, chromium-browser, google-chrome, ...).
+	// ExecPath is the Chromium or Chrome binary; "" is FindChromium's.
 	ExecPath string
 	// MaxSessions bounds the live sessions; 0 means DefaultMaxSessions.
 	// When all of them are in use, a new thread's call is refused.
@@ -58,9 +59,27 @@ type Manager struct {
 	janitor  sync.WaitGroup      // the idle janitor
 }
 
+// chromiumNames are the executables FindChromium looks up, in order.
+var chromiumNames = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless-shell"}
+
+// FindChromium returns the first of chromium, chromium-browser,
+// google-chrome, google-chrome-stable and headless-shell on the PATH:
+// the browser a Manager without ExecPath starts.
+func FindChromium() (string, error) {
+	for _, name := range chromiumNames {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("no Chromium on the PATH (looked for %s); install it, e.g. apt-get install -y chromium", strings.Join(chromiumNames, ", "))
+}
+
 // NewManager returns a Manager. No browser starts before a tool needs
 // one.
 func NewManager(o ManagerOptions) *Manager {
+	if o.ExecPath == "" {
+		o.ExecPath, _ = FindChromium() // none: chromedp's own search fails with its error
+	}
 	o.MaxSessions = cmp.Or(o.MaxSessions, DefaultMaxSessions)
 	o.IdleTimeout = cmp.Or(o.IdleTimeout, DefaultIdleTimeout)
 	if o.Now == nil {

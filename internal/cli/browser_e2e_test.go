@@ -1,16 +1,17 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/antlerhq/antler/community/browser"
 	"github.com/antlerhq/antler/model"
 	"github.com/antlerhq/antler/model/modeltest"
 )
@@ -132,13 +133,38 @@ func TestE2EBrowser_sessionLivesForOneRun(t *testing.T) {
 }
 
 // findChromium is what the browser manager would start.
-func findChromium() (string, error) {
-	var err error
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		var p string
-		if p, err = exec.LookPath(name); err == nil {
-			return p, nil
-		}
+func findChromium() (string, error) { return browser.FindChromium() }
+
+// TestDoctorBrowser: with browser tools configured, doctor names the
+// Chromium they would start, or fails the check without one.
+func TestDoctorBrowser(t *testing.T) {
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "config.yaml", fmt.Sprintf(browserConfig, "http://127.0.0.1:1"))
+	for _, tt := range []struct {
+		name, path, want string
+	}{
+		{"found", os.Getenv("PATH"), "ok"},
+		{"missing", t.TempDir(), "fail"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := findChromium(); err != nil && tt.want == "ok" {
+				t.Skip("no Chromium installed")
+			}
+			t.Setenv("PATH", tt.path)
+			_, out, _ := runCLI(t, nil, "--config", cfg, "--home", dir, "doctor", "--json", "--timeout", "1s")
+			var checks []check
+			if err := json.Unmarshal([]byte(out), &checks); err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			for _, c := range checks {
+				if c.Check == "browser" {
+					if c.Status != tt.want {
+						t.Errorf("browser check %s (%s), want %s", c.Status, c.Detail, tt.want)
+					}
+					return
+				}
+			}
+			t.Errorf("no browser check in %s", out)
+		})
 	}
-	return "", err
 }

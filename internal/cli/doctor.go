@@ -112,6 +112,7 @@ func runDoctor(ctx context.Context, g *globals, timeout time.Duration) []check {
 	r.checkConfig(a, start)
 	r.checkAuthorization(a)
 	r.checkTools(ctx, a)
+	r.checkBrowser(a)
 	r.checkModels(ctx, a, timeout)
 	r.checkMCP(ctx, a)
 	r.checkToolPolicy(ctx, a)
