@@ -274,9 +274,14 @@ func writeMCPGet(ctx context.Context, w io.Writer, width int, ext *config.Extens
 	for _, k := range slices.Sorted(maps.Keys(raw.Headers)) {
 		kv("header", k+": "+maskValue(raw.Headers[k]))
 	}
-	if s.OAuth != nil && s.OAuth.Enabled {
-		kv("oauth", fmt.Sprintf("%s at %s, client_id %s, client_secret %s", s.OAuth.GrantType, s.OAuth.TokenURL,
-			s.OAuth.ClientID, maskValue(raw.OAuth.ClientSecret)))
+	switch o := s.OAuth; {
+	case o != nil && o.Enabled && o.GrantType == config.GrantAuthorizationCode:
+		// Endpoints are discovered; a client_id is a pre-registered client.
+		kv("oauth", fmt.Sprintf("authorization_code (a login per user), client_id %s, client_secret %s, scope %s",
+			cmp.Or(o.ClientID, "registered at login"), cmp.Or(maskValue(raw.OAuth.ClientSecret), "none"), cmp.Or(o.Scope, "as the server says")))
+	case o != nil && o.Enabled:
+		kv("oauth", fmt.Sprintf("%s at %s, client_id %s, client_secret %s", o.GrantType, o.TokenURL,
+			o.ClientID, maskValue(raw.OAuth.ClientSecret)))
 	}
 	kv("description", s.Description)
 	if len(s.DisabledTools) > 0 {

@@ -296,3 +296,25 @@ func TestMCPLogin_usersOwnServer(t *testing.T) {
 		t.Errorf("bob's login to alice's server: exit %d: %s", code, errOut)
 	}
 }
+
+// TestMCPGet_authorizationCodeBlock: a server with an authorization_code
+// oauth block shows the pre-registered client (secret masked) and that a
+// login is needed before one is stored.
+func TestMCPGet_authorizationCodeBlock(t *testing.T) {
+	a := mcpauthtest.New(t)
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "config.yaml", "models: []\n")
+	ext, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"remote": map[string]any{"enabled": true, "type": "http", "url": a.URL(),
+		"oauth": map[string]any{"enabled": true, "grant_type": "authorization_code", "client_id": "pre-1", "client_secret": "pre-secret-value"}}}})
+	writeFile(t, dir, "extensions_config.json", string(ext))
+	code, out, errOut := runCLI(t, nil, "--config", cfg, "--home", filepath.Join(dir, "home"), "mcp", "get", "remote")
+	for _, want := range []string{"oauth:       authorization_code (a login per user), client_id pre-1, client_secret ****",
+		"auth:        ✗ login required: run `antler mcp login remote`"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("mcp get: missing %q in\n%s", want, out)
+		}
+	}
+	if code != 0 || strings.Contains(out+errOut, "pre-secret-value") {
+		t.Errorf("mcp get: exit %d, or the secret shown:\n%s\n%s", code, out, errOut)
+	}
+}
