@@ -137,3 +137,18 @@ func (e *Extensions) TaskToolsetCount() int {
 	}
 	return n
 }
+
+// refuseUserTaskToolsets makes a user's own server that declares
+// task_toolsets unusable (its Err says why): only the servers of the
+// shared extensions file run task toolsets, since the task runtime polls
+// through them after the user's run has ended.
+func (x *extParser) refuseUserTaskToolsets(servers map[string]MCPServer) {
+	for name, s := range servers {
+		if len(s.TaskToolsets) == 0 || s.Err != nil {
+			continue
+		}
+		s.Err = x.serverError(name, joinKey(joinKey("mcpServers", name), "task_toolsets"),
+			"is not supported for a user's own server: declare the server in extensions_config.json to run its task toolsets")
+		servers[name] = s
+	}
+}

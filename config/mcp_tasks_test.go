@@ -65,3 +65,20 @@ func TestTaskToolsets(t *testing.T) {
 		})
 	}
 }
+
+// A user's own server may not declare task toolsets: it is unusable, and
+// says why.
+func TestUserServerTaskToolsetsRefused(t *testing.T) {
+	doc := `{"mcpServers": {"mine": {"type": "http", "url": "http://127.0.0.1:1/mcp", "task_toolsets": [
+		{"name": "n", "submit_tool": "a", "status_tool": "b", "cancel_tool": "c"}]}, "plain": {"type": "http", "url": "http://127.0.0.1:1/mcp"}}}`
+	u, err := ParseUserMCP("mcp_config.json", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := u.MCPServers["mine"].Err; e == nil || !strings.Contains(e.Error(), "mcpServers.mine.task_toolsets: is not supported for a user's own server") {
+		t.Errorf("mine: %v", e)
+	}
+	if e := u.MCPServers["plain"].Err; e != nil {
+		t.Errorf("plain: %v", e)
+	}
+}

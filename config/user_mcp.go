@@ -75,6 +75,7 @@ func ParseUserMCP(file string, data []byte) (*UserMCP, error) {
 		for name, raw := range servers {
 			u.MCPServers[name] = x.server(name, raw)
 		}
+		x.refuseUserTaskToolsets(u.MCPServers) // config/mcp_tasks.go
 	}
 	if raw, ok := top["credentials"]; ok && !isJSONNull(raw) {
 		if err := json.Unmarshal(raw, &u.Credentials); err != nil {
