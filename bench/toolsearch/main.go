@@ -3,6 +3,7 @@
 //
 //	go run ./bench/toolsearch -catalog FILE.jsonl -queries FILE.jsonl [-k 5] [-method antler|deerflow|bm25] [-json]
 //	go run ./bench/toolsearch -catalog FILE.jsonl -context
+//	go run ./bench/toolsearch -catalog FILE.jsonl -queries FILE.jsonl -cv [-folds 5] [-seed 1] [-objective recall|hit] [-json]
 //
 // It prints {"method","k","queries","recall_at_k","hit_at_k","mrr",
 // "p50_us","p99_us","first_us","max_us","build_ms"}. Each query's whole
@@ -16,6 +17,15 @@
 // the method's catalogue from the tools. Per-process tables are loaded by
 // whatever first needs them, so only a fresh process measures a first
 // query; run the program several times for a distribution.
+//
+// -method takes antler+rm3 too: RM3 pseudo-relevance feedback over the
+// shipped ranker, at -rm3 "docs,terms,weight" (default 5,10,0.3).
+//
+// -cv cross-validates instead (see cv.go): the queries are split into
+// -folds folds by server (seeded by -seed), and every method is scored
+// in-fold (choices made on the whole set) and out of fold (each fold
+// scored with choices made on the other folds), followed by what the
+// selection found for each tuned element of the ranker.
 package main
 
 import (
@@ -38,12 +48,20 @@ func main() {
 	method := flag.String("method", "antler", "search `method`: antler, deerflow or bm25")
 	asJSON := flag.Bool("json", false, "print JSON only")
 	context := flag.Bool("context", false, "instead of scoring, print the bytes of tool definitions in the first model request with deferral off and on")
+	rm3 := flag.String("rm3", "5,10,0.3", "RM3 `docs,terms,weight` of -method antler+rm3")
+	cv := flag.Bool("cv", false, "cross-validate every method by server folds")
+	folds := flag.Int("folds", 5, "cross-validation `folds`")
+	seed := flag.Uint64("seed", 1, "seed of the cross-validation split")
+	objective := flag.String("objective", "", "what cross-validation maximises: recall or hit (default: recall for LiveMCPBench-style gold lists, hit otherwise)")
 	flag.Parse()
 	var err error
-	if *context {
+	switch {
+	case *context:
 		err = contextSaved(*catalog)
-	} else {
-		err = run(*catalog, *queries, *k, *method, *asJSON)
+	case *cv:
+		err = crossValidate(*catalog, *queries, *k, *folds, *seed, *objective, *asJSON)
+	default:
+		err = run(*catalog, *queries, *k, *method, *rm3, *asJSON)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "toolsearch:", err)
@@ -51,7 +69,7 @@ func main() {
 	}
 }
 
-func run(catalogFile, queryFile string, k int, method string, asJSON bool) error {
+func run(catalogFile, queryFile string, k int, method, rm3 string, asJSON bool) error {
 	if catalogFile == "" || queryFile == "" {
 		return fmt.Errorf("-catalog and -queries are required")
 	}
@@ -74,8 +92,18 @@ func run(catalogFile, queryFile string, k int, method string, asJSON bool) error
 		search = searcheval.NewDeerFlow(tools).Search
 	case "bm25":
 		search = searcheval.NewBM25(tools).Search
+	case "antler+rm3":
+		var r deferred.SearchRM3
+		if _, err := fmt.Sscanf(rm3, "%d,%d,%g", &r.Docs, &r.Terms, &r.Weight); err != nil {
+			return fmt.Errorf("-rm3 %q: want docs,terms,weight: %w", rm3, err)
+		}
+		s, err := deferred.NewTunedSearch(tools, deferred.SearchOptions{RM3: r})
+		if err != nil {
+			return err
+		}
+		search = func(q string, k int) []string { return names(s.Search(q, k)) }
 	default:
-		return fmt.Errorf("unknown -method %q (want antler, deerflow or bm25)", method)
+		return fmt.Errorf("unknown -method %q (want antler, antler+rm3, deerflow or bm25)", method)
 	}
 	res := result{BuildMs: float64(time.Since(start).Microseconds()) / 1e3}
 	res.Result = searcheval.Evaluate(method, res.timed(search), ids, qs, k)

@@ -40,34 +40,12 @@ func Evaluate(method string, search func(query string, k int) []string, ids map[
 		start := time.Now()
 		names := search(q.Query, k)
 		lat = append(lat, time.Since(start))
-		if len(names) > k {
-			names = names[:k]
-		}
-		rank := make(map[string]int, len(names))
-		for i, n := range names {
-			if _, ok := rank[ids[n]]; !ok {
-				rank[ids[n]] = i + 1
-			}
-		}
-		first := 0
-		for _, g := range gs {
-			golds++
-			best := 0
-			for _, id := range g {
-				if r, ok := rank[id]; ok && (best == 0 || r < best) {
-					best = r
-				}
-			}
-			if best > 0 {
-				found++
-				if first == 0 || best < first {
-					first = best
-				}
-			}
-		}
-		if first > 0 {
+		o := Score(names, ids, gs, k)
+		golds += o.Golds
+		found += o.Found
+		if o.Hit() {
 			hits++
-			rr += 1 / float64(first)
+			rr += o.RR
 		}
 	}
 	if res.Queries > 0 {
@@ -81,4 +59,47 @@ func Evaluate(method string, search func(query string, k int) []string, ids map[
 		res.P99us = float64(lat[min(len(lat)-1, len(lat)*99/100)].Nanoseconds()) / 1e3
 	}
 	return res
+}
+
+// Outcome is one query's score at k.
+type Outcome struct {
+	Golds, Found int     // gold tools, and those in the top k
+	RR           float64 // 1/rank of the first gold tool in the top k, 0 for none
+}
+
+// Hit reports whether a gold tool is in the top k.
+func (o Outcome) Hit() bool { return o.Found > 0 }
+
+// Score scores the result names of a query with the gold tools golds
+// (each a list of acceptable ids; ids maps a name to its id), at k.
+func Score(names []string, ids map[string]string, golds [][]string, k int) Outcome {
+	if len(names) > k {
+		names = names[:k]
+	}
+	rank := make(map[string]int, len(names))
+	for i, n := range names {
+		if _, ok := rank[ids[n]]; !ok {
+			rank[ids[n]] = i + 1
+		}
+	}
+	o := Outcome{Golds: len(golds)}
+	first := 0
+	for _, g := range golds {
+		best := 0
+		for _, id := range g {
+			if r, ok := rank[id]; ok && (best == 0 || r < best) {
+				best = r
+			}
+		}
+		if best > 0 {
+			o.Found++
+			if first == 0 || best < first {
+				first = best
+			}
+		}
+	}
+	if first > 0 {
+		o.RR = 1 / float64(first)
+	}
+	return o
 }

@@ -378,7 +378,14 @@ func isLowerASCII(c byte) bool { return 'a' <= c && c <= 'z' }
 // sorted terms while the analyser lays out the postings. Last, the
 // finished index answers a warm-up query (see warmQuery).
 func buildIndexSplit(tools []*tool.Tool, m int, beside func()) *Index {
+	p := shippedParams()
+	return buildIndexSplitWith(tools, m, beside, &p)
+}
+
+// buildIndexSplitWith is buildIndexSplit with the tuned constants p.
+func buildIndexSplitWith(tools []*tool.Tool, m int, beside func(), p *params) *Index {
 	ix := newIndex(tools)
+	ix.p = p
 	a := &analyzer{ix: ix}
 	a.raw.init(1 << 14)
 	servers := make(map[string]int32)
@@ -400,6 +407,9 @@ func buildIndexSplit(tools []*tool.Tool, m int, beside func()) *Index {
 		}
 	}()
 	ix.syn = synonyms()
+	if p.customSyn {
+		ix.syn = p.syn
+	}
 
 	b := fieldBuild{ix: ix, a: a, m: m, part: part, done: done}
 	b.reserve(tools)
@@ -419,6 +429,9 @@ func buildIndexSplit(tools []*tool.Tool, m int, beside func()) *Index {
 		slices.Sort(ix.sorted)
 	}()
 	b.postings(b.compoundParts())
+	if p.rm3.on() {
+		ix.forward = forwardIndex(ix.postings, ix.n)
+	}
 	<-tail
 	<-besideDone
 	ix.warmUp() // the tables are loaded: besideDone is after loadSearchTables

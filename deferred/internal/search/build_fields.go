@@ -236,7 +236,7 @@ func (b *fieldBuild) postings(compound [][]int32) {
 		avg[k] = max(b.totalLen[k]/float64(max(n, 1)), 1)
 	}
 	nt := len(ix.termStr)
-	in := postingsInput{n: n, nt: nt, flat: b.flat, off: b.off, lens: lens, compound: compound, avg: avg}
+	in := postingsInput{n: n, nt: nt, flat: b.flat, off: b.off, lens: lens, compound: compound, avg: avg, field: ix.p.field}
 	ix.postings = in.postings()
 	ix.idf = make([]float32, nt)
 	for id, ps := range ix.postings {

@@ -72,7 +72,7 @@ func TestBuildIndexSplit(t *testing.T) {
 	tools := splitTestTools(300)
 	want := buildIndexSplit(tools, len(tools), nil)
 	opts := cmp.Options{
-		cmp.AllowUnexported(Index{}, posting{}),
+		cmp.AllowUnexported(Index{}, posting{}, params{}, fieldParam{}, RM3{}),
 		cmpopts.IgnoreFields(Index{}, "pool"),
 		cmpopts.EquateEmpty(),
 	}

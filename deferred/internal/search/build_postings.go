@@ -12,6 +12,7 @@ type postingsInput struct {
 	lens     []int32 // by document and field, compound parts included
 	compound [][]int32
 	avg      [numFields]float64
+	field    [numFields]fieldParam // BM25F weight and b by field
 }
 
 // postings lays out each term's postings (CSR, documents ascending): the
@@ -99,7 +100,7 @@ func (in *postingsInput) fill(from, to int, fill []int32, all []posting) {
 			if l == 0 {
 				continue
 			}
-			fp := fieldParams[k]
+			fp := in.field[k]
 			norm := fp.weight / (1 - fp.b + fp.b*float64(l)/in.avg[k])
 			add := func(id int32) {
 				if acc[id] == 0 {

@@ -27,7 +27,7 @@ const (
 // the rest is usually usage notes, so the lead counts again on its own,
 // barely length-normalised, and a tool with a long manual-like
 // description is not buried by it.
-var fieldParams = [numFields]struct{ weight, b float64 }{
+var fieldParams = [numFields]fieldParam{
 	fieldName:             {weight: 3.0, b: 0.3},
 	fieldServer:           {weight: 1.5, b: 0.3},
 	fieldDescription:      {weight: 1.0, b: 0.75},
@@ -106,6 +106,9 @@ type Index struct {
 
 	nameBigrams map[uint64][]int32 // consecutive name terms (see bigram) → documents
 
+	forward [][]posting // by doc: its terms (posting.doc is the term id), for RM3 only
+	p       *params     // the tuned constants (shippedParams unless BuildWith)
+
 	pool sync.Pool // of *scratch
 }
 
@@ -148,17 +151,22 @@ func (ix *Index) queryTerms(query string) (out [][]qterm, seq []int32) {
 			add(exact, 1)
 		}
 		for _, s := range ix.syn[st] {
+			if ix.p.synonym == 0 {
+				break
+			}
 			if id, ok := ix.terms[s]; ok {
-				add(id, synonymWeight)
+				add(id, ix.p.synonym)
 			}
 		}
-		eachDerivation(st, func(s string) {
-			if id, ok := ix.terms[s]; ok {
-				add(id, derivationWeight)
-			}
-		})
-		if prefixWeight > 0 && len(st) >= minPrefix && isLetters(st) {
-			ix.prefixMatches(st, func(id int32) { add(id, prefixWeight) })
+		if ix.p.derivation > 0 {
+			eachDerivation(st, func(s string) {
+				if id, ok := ix.terms[s]; ok {
+					add(id, ix.p.derivation)
+				}
+			})
+		}
+		if ix.p.prefix > 0 && len(st) >= int(ix.p.minPrefix) && isLetters(st) {
+			ix.prefixMatches(st, func(id int32) { add(id, ix.p.prefix) })
 		}
 		if len(g) == 0 {
 			return
@@ -173,20 +181,22 @@ func (ix *Index) queryTerms(query string) (out [][]qterm, seq []int32) {
 	// The English glosses of Chinese words: one group a word, its gloss
 	// words alternatives of each other (组合: assemble, combine,
 	// combination).
-	eachGloss(query, func(gloss string) {
-		var g []qterm
-		for w := range strings.FieldsSeq(gloss) {
-			if _, id, ok := ix.queryWord(w); ok && id >= 0 && !slices.ContainsFunc(g, func(q qterm) bool { return q.id == id }) {
-				g = append(g, qterm{id, 1})
+	if ix.p.gloss > 0 {
+		eachGloss(query, func(gloss string) {
+			var g []qterm
+			for w := range strings.FieldsSeq(gloss) {
+				if _, id, ok := ix.queryWord(w); ok && id >= 0 && !slices.ContainsFunc(g, func(q qterm) bool { return q.id == id }) {
+					g = append(g, qterm{id, ix.p.gloss})
+				}
 			}
-		}
-		if len(g) > 0 && !slices.ContainsFunc(out, func(o []qterm) bool { return o[0] == g[0] }) {
-			out = append(out, g)
-		}
-	})
-	if mentionsPath(query) {
+			if len(g) > 0 && !slices.ContainsFunc(out, func(o []qterm) bool { return o[0] == g[0] }) {
+				out = append(out, g)
+			}
+		})
+	}
+	if ix.p.pathFile > 0 && mentionsPath(query) {
 		if id, ok := ix.terms["file"]; ok {
-			out = append(out, []qterm{{id, pathFileWeight}})
+			out = append(out, []qterm{{id, ix.p.pathFile}})
 		}
 	}
 	return out, seq
@@ -218,6 +228,7 @@ func (ix *Index) queryWord(w string) (term string, id int32, ok bool) {
 // that q starts with and that are at least minPrefix letters long.
 func (ix *Index) prefixMatches(q string, fn func(id int32)) {
 	i, _ := slices.BinarySearch(ix.sorted, q)
+	minPrefix, maxExtension := int(ix.p.minPrefix), int(ix.p.maxExt)
 	for n := 0; i < len(ix.sorted) && strings.HasPrefix(ix.sorted[i], q) && n < 8; i++ {
 		if t := ix.sorted[i]; t != q && len(t)-len(q) <= maxExtension {
 			fn(ix.terms[t])
@@ -237,10 +248,6 @@ type scored struct {
 	score float64
 }
 
-// maxBoost bounds the factor the boosts can multiply a base score by,
-// which lets top skip boosting documents that cannot reach the top.
-const maxBoost = (1 + nameCoverageBoost) * (1 + exactNameBoost) * (1 + serverBoost)
-
 // ranking is one query's scoring state.
 type ranking struct {
 	ix         *Index
@@ -258,6 +265,16 @@ type ranking struct {
 // newRanking computes the BM25F base scores of query.
 func (ix *Index) newRanking(query string) *ranking {
 	groups, seq := ix.queryTerms(query)
+	if ix.p.rm3.on() && len(groups) > 0 {
+		first := ix.rankGroups(query, groups, seq)
+		groups = append(groups, ix.feedback(first, groups)...)
+		first.release()
+	}
+	return ix.rankGroups(query, groups, seq)
+}
+
+// rankGroups computes the BM25F base scores of the query term groups.
+func (ix *Index) rankGroups(query string, groups [][]qterm, seq []int32) *ranking {
 	r := &ranking{ix: ix, query: query}
 	if len(groups) == 0 {
 		return r
@@ -275,7 +292,7 @@ func (ix *Index) newRanking(query string) *ranking {
 		}
 	}
 	best, bestDocs := sc.best, sc.bestDocs[:0]
-	const k1 = bm25K1
+	k1 := ix.p.k1
 	for _, g := range groups {
 		if len(g) == 1 {
 			for _, q := range g {
@@ -319,7 +336,7 @@ func (ix *Index) newRanking(query string) *ranking {
 		if a < 0 || b < 0 || a == b {
 			continue
 		}
-		bonus := nameBigramWeight * float64(ix.idf[a]+ix.idf[b]) / 2
+		bonus := ix.p.bigram * float64(ix.idf[a]+ix.idf[b]) / 2
 		for _, d := range ix.nameBigrams[bigram(a, b)] {
 			if r.base[d] == 0 {
 				r.touched = append(r.touched, d)
@@ -390,13 +407,13 @@ func (r *ranking) score(d int32) float64 {
 			}
 			cov += r.qw[term]
 		}
-		s *= 1 + nameCoverageBoost*cov/float64(len(names))
+		s *= 1 + ix.p.nameCoverage*cov/float64(len(names))
 		if hit == len(names) && len(ix.lowerNames[d]) >= 4 {
 			if r.lowerQuery == "" {
 				r.lowerQuery = lowerASCII(r.query)
 			}
 			if containsWord(r.lowerQuery, ix.lowerNames[d]) {
-				s *= 1 + exactNameBoost
+				s *= 1 + ix.p.exactName
 			}
 		}
 	}
@@ -415,7 +432,7 @@ func (r *ranking) score(d int32) float64 {
 			}
 		}
 		if r.serverHit[sid] == 2 {
-			s *= 1 + serverBoost
+			s *= 1 + ix.p.server
 		}
 	}
 	return s
@@ -429,7 +446,7 @@ func (r *ranking) top(limit int) []scored {
 	cands := r.touched
 	if limit > 0 && len(cands) > limit {
 		kth := topK(cands, func(d int32) float64 { return r.base[d] }, limit)
-		floor := kth[len(kth)-1].score / maxBoost
+		floor := kth[len(kth)-1].score / r.ix.p.maxBoost
 		cands = make([]int32, 0, 4*limit)
 		for _, d := range r.touched {
 			if r.base[d] >= floor {

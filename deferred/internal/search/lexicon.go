@@ -2,6 +2,7 @@ package search
 
 import (
 	_ "embed"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -18,10 +19,21 @@ var synonyms = sync.OnceValue(func() map[string][]string {
 
 // buildSynonyms builds the synonym table of lexicon.txt.
 func buildSynonyms(st *stemmer) map[string][]string {
+	return buildSynonymsExcept(st, nil)
+}
+
+// buildSynonymsExcept builds the synonym table of lexicon.txt without
+// the groups numbered in drop (see [Options.DropLexicon]).
+func buildSynonymsExcept(st *stemmer, drop []int) map[string][]string {
 	out := make(map[string][]string)
+	n := 0
 	for line := range strings.Lines(lexiconText) {
 		line = strings.TrimSpace(line)
 		if line == "" || line[0] == '#' {
+			continue
+		}
+		n++
+		if slices.Contains(drop, n) {
 			continue
 		}
 		var group []string

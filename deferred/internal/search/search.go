@@ -64,6 +64,9 @@ func (ix *Index) SearchDocs(query string, limit int) []int {
 func (ix *Index) search(q string, limit int) []scored {
 	rk := ix.newRanking(q)
 	defer rk.release()
+	if ix.p.regexFirst == 0 {
+		return rk.top(limit)
+	}
 	hits := ix.regexHits(compileCatalogRegex(q))
 	if len(hits) == 0 {
 		return rk.top(limit)
