@@ -2,6 +2,7 @@ package mcptools
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"sync"
@@ -23,8 +24,10 @@ import (
 // client sending the user's headers, a stdio process with the user's
 // env) belongs to that user's runtime and is never handed to another
 // user's call; the shared servers a user did not change are served by
-// the parent's runtimes, as for everyone. See docs/design.md, "Per-user
-// MCP servers".
+// the parent's runtimes, as for everyone. A shared server whose discovery
+// asked Options.AuthUser for a login (Options.Authorizer) joins the view
+// of every other user, who discovers and calls it with their own login.
+// See docs/design.md, "Per-user MCP servers".
 
 // UserFiles supplies the users' MCP files; *config.UserMCPFiles
 // implements it. Load returns an empty file for a user who has none.
@@ -54,11 +57,15 @@ type userExtSource struct {
 	files  UserFiles
 	user   string
 	log    func(msg string)
+	// needLogin returns the shared servers the user's view discovers
+	// itself, with the user's authorization (Manager.needLogin).
+	needLogin func() map[string]config.MCPServer
 
-	mu      sync.Mutex
-	lastExt *config.Extensions // guarded by mu
-	lastU   *config.UserMCP    // guarded by mu
-	last    *config.Extensions // guarded by mu
+	mu       sync.Mutex
+	lastExt  *config.Extensions // guarded by mu
+	lastU    *config.UserMCP    // guarded by mu
+	lastNeed []string           // guarded by mu
+	last     *config.Extensions // guarded by mu
 }
 
 func (s *userExtSource) Get() (*config.Extensions, bool, error) {
@@ -67,23 +74,30 @@ func (s *userExtSource) Get() (*config.Extensions, bool, error) {
 		ext, _, _ = s.parent.Get() // the parent reports its own errors
 	}
 	u, err := s.files.Load(s.user)
+	need := s.needLogin()
+	needNames := slices.Sorted(maps.Keys(need))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {
 		return s.last, false, err
 	}
-	if s.last != nil && ext == s.lastExt && u == s.lastU {
+	if s.last != nil && ext == s.lastExt && u == s.lastU && slices.Equal(needNames, s.lastNeed) {
 		return s.last, false, nil
 	}
 	over, warnings := u.Overlay(ext)
 	for _, w := range warnings {
 		s.log(w)
 	}
+	for name, srv := range need {
+		if _, ok := over[name]; !ok {
+			over[name] = srv
+		}
+	}
 	out := &config.Extensions{MCPServers: over}
 	if ext != nil {
 		out.Path = ext.Path
 	}
-	s.lastExt, s.lastU, s.last = ext, u, out
+	s.lastExt, s.lastU, s.lastNeed, s.last = ext, u, needNames, out
 	return out, true, nil
 }
 
@@ -171,7 +185,7 @@ func (m *Manager) userView(user string) (*userView, error) {
 		return nil, errClosed
 	}
 	v := m.users[user]
-	if v == nil && u.Empty() {
+	if v == nil && u.Empty() && len(m.needLogin(user)) == 0 {
 		return nil, nil
 	}
 	if v == nil {
@@ -214,7 +228,8 @@ func (m *Manager) newChild(user string) *Manager {
 	o.UserFiles = nil
 	o.AuthUser = user
 	o.Extensions = &userExtSource{parent: m.opts.Extensions, files: m.opts.UserFiles, user: user,
-		log: func(msg string) { m.log.Warn(msg, "user", user) }}
+		log:       func(msg string) { m.log.Warn(msg, "user", user) },
+		needLogin: func() map[string]config.MCPServer { return m.needLogin(user) }}
 	c := New(o)
 	c.pool, c.sharedPool, c.owner = m.pool, true, user
 	c.log = m.log.With("mcp_user", user)
@@ -249,4 +264,26 @@ func (m *Manager) notOwner(call *tool.Call, serverName string) *tool.Result {
 		return nil
 	}
 	return tool.Errorf("MCP server '%s' belongs to another user's configuration", serverName)
+}
+
+// needLogin returns the shared servers whose discovery asked AuthUser for
+// a login, which user's view discovers with user's own authorization (so
+// that a user who logged in gets their tools even when AuthUser did not);
+// none without an Authorizer or for AuthUser.
+func (m *Manager) needLogin(user string) map[string]config.MCPServer {
+	if m.opts.Authorizer == nil || user == m.opts.AuthUser {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out map[string]config.MCPServer
+	for name, s := range m.servers {
+		if !s.listed && m.authorizes(s) && errors.As(s.status.Err, new(authorizationError)) {
+			if out == nil {
+				out = map[string]config.MCPServer{}
+			}
+			out[name] = s.cfg
+		}
+	}
+	return out
 }

@@ -294,3 +294,61 @@ func TestStored_loginAfterDiscoveryFailed(t *testing.T) {
 		t.Errorf("after the login, same manager: %q (error %v), want the stored token", got, isErr)
 	}
 }
+
+// emptyUserFiles gives every user an empty MCP file.
+type emptyUserFiles struct{}
+
+func (emptyUserFiles) Load(string) (*config.UserMCP, error) { return &config.UserMCP{}, nil }
+
+// TestStored_discoveryPerUser: a shared server the process's user
+// (AuthUser) has not logged in to is discovered, for a user who has, with
+// that user's tokens: alice's runs get its tools and her token, bob's
+// (no login) and the process's own get none.
+func TestStored_discoveryPerUser(t *testing.T) {
+	a := mcpauthtest.New(t)
+	st := mcpauth.FileStore{Dir: t.TempDir()}
+	login(t, a, st, "alice")
+	rec, _ := st.Load(context.Background(), "alice", "remote")
+	ext := &config.Extensions{MCPServers: map[string]config.MCPServer{"remote": serverEntry(a)}}
+	m := mcptools.New(mcptools.Options{Extensions: mcptools.Static(ext), Authorizer: &mcpauth.Stored{Store: st},
+		AuthUser: "default", UserFiles: emptyUserFiles{}})
+	t.Cleanup(func() { m.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	whoami := func(tools []*tool.Tool) *tool.Tool {
+		for _, tl := range tools {
+			if tl.Meta[mcptools.MetaTool] == "whoami" {
+				return tl
+			}
+		}
+		return nil
+	}
+	tests := []struct {
+		user string
+		want string // "" for no tool
+	}{
+		{"default", ""},
+		{"alice", "whoami " + rec.AccessToken},
+		{"bob", ""},
+	}
+	for _, tc := range tests {
+		tools, err := m.ToolsFor(ctx, tc.user)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tl := whoami(tools)
+		if tc.want == "" {
+			if tl != nil {
+				t.Errorf("%s: got the tool of a server %s has not logged in to", tc.user, tc.user)
+			}
+			continue
+		}
+		if tl == nil {
+			t.Fatalf("%s: no whoami tool in %d tools", tc.user, len(tools))
+		}
+		res, err := tool.Invoke(ctx, tl.Handler, &tool.Call{ID: "c", Name: tl.Name, UserID: tc.user, ThreadID: "t1"}, json.RawMessage(`{}`))
+		if err != nil || res.TextContent() != tc.want {
+			t.Errorf("%s: whoami = %v, %v; want %q", tc.user, res, err, tc.want)
+		}
+	}
+}
