@@ -50,32 +50,7 @@ func BindAgentMCP(entries []toolset.Entry, spec *AgentSpec, known []string, logg
 	if spec == nil || (spec.MCPPlugins == nil && spec.MCPTools == nil) {
 		return entries
 	}
-	var bound []string // nil: every server
-	if spec.MCPPlugins != nil {
-		bound = []string{}
-		if known != nil {
-			var unknown []string
-			bound, unknown = ResolveMCPPlugins(spec.MCPPlugins, known)
-			if bound == nil {
-				bound = []string{}
-			}
-			if len(unknown) > 0 {
-				logger.Warn(fmt.Sprintf("custom agent '%s': config.yaml: mcp_plugins names no configured MCP server: %s (configured: %s); the agent runs without them",
-					spec.Name, strings.Join(unknown, ", "), strings.Join(known, ", ")))
-			}
-		} else {
-			var servers []string
-			for _, e := range entries {
-				if s := e.Tool.Meta[mcptools.MetaServer]; s != "" && !slices.Contains(servers, s) {
-					servers = append(servers, s)
-				}
-			}
-			bound, _ = ResolveMCPPlugins(spec.MCPPlugins, servers)
-			if bound == nil {
-				bound = []string{}
-			}
-		}
-	}
+	bound := boundServers(entries, spec, known, logger) // nil: every server
 	seen := map[string]bool{}
 	out := make([]toolset.Entry, 0, len(entries))
 	for _, e := range entries {
@@ -111,6 +86,32 @@ func BindAgentMCP(entries []toolset.Entry, spec *AgentSpec, known []string, logg
 		}
 	}
 	return out
+}
+
+// boundServers resolves the agent's mcp_plugins against known (nil:
+// against the servers of entries, without warnings); nil when the agent
+// binds every server, an empty list when it binds none.
+func boundServers(entries []toolset.Entry, spec *AgentSpec, known []string, logger *slog.Logger) []string {
+	if spec.MCPPlugins == nil {
+		return nil
+	}
+	check := known != nil
+	if !check {
+		for _, e := range entries {
+			if s := e.Tool.Meta[mcptools.MetaServer]; s != "" && !slices.Contains(known, s) {
+				known = append(known, s)
+			}
+		}
+	}
+	bound, unknown := ResolveMCPPlugins(spec.MCPPlugins, known)
+	if check && len(unknown) > 0 {
+		logger.Warn(fmt.Sprintf("custom agent '%s': config.yaml: mcp_plugins names no configured MCP server: %s (configured: %s); the agent runs without them",
+			spec.Name, strings.Join(unknown, ", "), strings.Join(known, ", ")))
+	}
+	if bound == nil {
+		bound = []string{}
+	}
+	return bound
 }
 
 // hasServer reports whether entries hold a tool of server (a server that
