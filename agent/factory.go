@@ -133,6 +133,10 @@ type FactoryOptions struct {
 	// Telemetry records the spans and metrics of the agents' runs; nil
 	// records none.
 	Telemetry *telemetry.Recorder
+	// LLMCalls is the process's cap on model calls in flight and its
+	// circuit breakers (llm_call, circuit_breaker), to share with the
+	// subagent executor; nil builds one for this factory from Config.
+	LLMCalls *LLMCalls
 }
 
 // Memory is what the lead agent needs of the long-term memory.
@@ -154,6 +158,8 @@ type Factory struct {
 	logger *slog.Logger
 	loops  *LoopDetector
 	safety tool.ModelMiddleware // nil when safety_finish_reason is off
+	// llmCalls is FactoryOptions.LLMCalls, or the factory's own.
+	llmCalls *LLMCalls
 
 	mu     sync.Mutex                   // guards models
 	models map[modelKey]model.ChatModel // built models per config and name
@@ -190,6 +196,10 @@ func NewFactory(opts FactoryOptions) (*Factory, error) {
 			return nil, fmt.Errorf("agent: %w", err)
 		}
 		f.safety = SafetyFinishReason(SafetyFinishReasonOptions{Detectors: detectors})
+	}
+	f.llmCalls = opts.LLMCalls
+	if f.llmCalls == nil {
+		f.llmCalls = NewLLMCalls(LLMCallsOptions{LLMCall: opts.Config.LLMCall, CircuitBreaker: opts.Config.CircuitBreaker, Logger: logger})
 	}
 	return f, nil
 }
@@ -312,7 +322,7 @@ func (f *Factory) Build(ctx context.Context, req Request) (*Lead, error) {
 	if err != nil {
 		return nil, err
 	}
-	chain := f.leadChain(req, def).Build()
+	chain := f.leadChain(req, def, mcfg.Name).Build()
 	opts := Options{Model: chat, Tools: ts.Tools(), ToolMiddlewares: chain.Tool, ModelMiddlewares: chain.Model,
 		SystemPrompt: prompt, MaxTurns: f.opts.MaxTurns, ToolConcurrency: f.opts.ToolConcurrency,
 		Thinking: thinking, Store: f.opts.Store, Logger: f.logger, Title: f.title(ctx, f.opts.Config),
@@ -499,9 +509,10 @@ func (f *Factory) leadPrompt(ctx context.Context, req Request, spec *AgentSpec, 
 }
 
 // leadChain says which middlewares the lead agent's chains hold.
-func (f *Factory) leadChain(req Request, def *deferred.Deferred) ChainSpec {
+func (f *Factory) leadChain(req Request, def *deferred.Deferred, modelName string) ChainSpec {
 	spec := ChainSpec{ToolMiddlewares: f.opts.ToolMiddlewares, ModelMiddlewares: f.opts.ModelMiddlewares,
-		Deferred: def, Clarification: true}
+		Deferred: def, Clarification: true, ModelLength: true,
+		LLMErrorHandling: LLMErrorHandling(LLMErrorHandlingOptions{Calls: f.llmCalls, ModelName: modelName})}
 	if req.SubagentEnabled && f.opts.SubagentLimit != nil {
 		spec.SubagentLimit = f.opts.SubagentLimit(f.maxConcurrent(req))
 	}

@@ -40,6 +40,14 @@ type ChainSpec struct {
 	// TokenBudget caps the run's tokens (TokenBudget: the lead's
 	// token_budget, a subagent's subagents.token_budget); nil adds none.
 	TokenBudget tool.ModelMiddleware
+	// LLMErrorHandling retries failed model calls and turns a call that
+	// still fails into an assistant message (LLMErrorHandling); nil adds
+	// none.
+	LLMErrorHandling tool.ModelMiddleware
+	// ModelLength ends a run whose final answer the provider cut at its
+	// output limit with stop reason model_length_capped
+	// (ModelLengthFinishReason, lead agent).
+	ModelLength bool
 	// SafetyFinishReason drops the tool calls of a response the
 	// provider stopped for safety (SafetyFinishReason); nil adds none.
 	SafetyFinishReason tool.ModelMiddleware
@@ -72,9 +80,11 @@ func (c *Chain) addModel(name string, mw tool.ModelMiddleware) {
 // and the tool rewrites its interrupt).
 //
 // Model requests: the sanitisation of the user's input, dangling-call
-// repair, the embedder's middlewares,
-// deferred routing then the deferred filter, the subagent limit, loop
-// detection, the token budget, the safety finish reason (innermost, so
+// repair, LLM error handling (so that a retry runs everything inside it
+// again, as DeerFlow places it in its shared base), the embedder's
+// middlewares, deferred routing then the deferred filter, the subagent
+// limit, loop detection, the token budget, the model length finish
+// reason, the safety finish reason (innermost, so
 // that it sees the provider's response first and the guards outside it
 // count the calls it leaves, as DeerFlow registers it last of them).
 func (s ChainSpec) Build() Chain {
@@ -92,6 +102,9 @@ func (s ChainSpec) Build() Chain {
 
 	c.addModel("input_sanitization", SanitizeInput()) // outermost: everything inside sees the sanitised request
 	c.addModel("dangling_tool_calls", DanglingToolCalls())
+	if s.LLMErrorHandling != nil {
+		c.addModel("llm_error_handling", s.LLMErrorHandling)
+	}
 	for i, mw := range s.ModelMiddlewares {
 		c.addModel(fmt.Sprintf("embedder[%d]", i), mw)
 	}
@@ -109,6 +122,9 @@ func (s ChainSpec) Build() Chain {
 	}
 	if s.TokenBudget != nil {
 		c.addModel("token_budget", s.TokenBudget)
+	}
+	if s.ModelLength {
+		c.addModel("model_length_finish_reason", ModelLengthFinishReason())
 	}
 	if s.SafetyFinishReason != nil {
 		c.addModel("safety_finish_reason", s.SafetyFinishReason)

@@ -47,6 +47,10 @@ type Outcome struct {
 	Usage model.Usage
 	// State is the thread state at the end of the run.
 	State *thread.State
+	// Error is the failure recorded for a run that ended with StopError
+	// without a Go error: a model call that failed after its retries,
+	// answered by LLMErrorHandling's fallback message (its detail).
+	Error string
 }
 
 // Run starts a run and returns its events. The sequence ends with an
@@ -102,6 +106,9 @@ type runState struct {
 	// req is the request's messages of the last step (see
 	// requestMessages).
 	req requestBuffer
+	// fallback is the detail of the error fallback message that ended
+	// the run (LLMErrorHandling), "" otherwise.
+	fallback string
 	// written is the state's messages as of checkpoint parent, in the
 	// state's array while the run only appended to them since (see
 	// keptMessages).
@@ -124,7 +131,8 @@ func (a *Agent) run(ctx context.Context, in Input, emit func(Event, error)) (*Ou
 	reason, err := r.loop(ctx)
 	defer func() { span.EndRun(string(reason), r.turns, r.usage.loop, err) }()
 	r.endTitle(ctx, reason, err)
-	out := &Outcome{ThreadID: in.ThreadID, RunID: in.RunID, Reason: reason, Turns: r.turns, Usage: r.usage.loop, State: r.state}
+	out := &Outcome{ThreadID: in.ThreadID, RunID: in.RunID, Reason: reason, Turns: r.turns, Usage: r.usage.loop, State: r.state,
+		Error: r.fallback}
 	r.finish(ctx, reason, err)
 	if a.opts.AfterRun != nil && err == nil && reason == StopCompleted && r.state != nil {
 		a.opts.AfterRun(in, out)
@@ -191,11 +199,18 @@ func (r *runState) loop(ctx context.Context) (StopReason, error) {
 			return failure(ctx, err)
 		}
 		if len(msg.ToolCalls) == 0 {
+			// A model call that failed after its retries was answered
+			// with an explanation: the run failed (DeerFlow's worker
+			// marks it error with the detail).
+			if detail, ok := IsErrorFallback(msg); ok {
+				r.fallback = detail
+				return StopError, nil
+			}
 			// A model middleware that capped the run says so on the
 			// final message (loop detection, the subagent limit, the
-			// token budget, the safety finish reason).
+			// token budget, the model length and safety finish reasons).
 			switch s, _ := msg.Meta["stop_reason"].(string); StopReason(s) {
-			case StopLoopCapped, StopSubagentLimitCapped, StopTokenCapped, StopSafetyCapped:
+			case StopLoopCapped, StopSubagentLimitCapped, StopTokenCapped, StopSafetyCapped, StopModelLengthCapped:
 				return StopReason(s), nil
 			}
 			return StopCompleted, nil
@@ -341,6 +356,9 @@ func (r *runState) finish(ctx context.Context, reason StopReason, runErr error) 
 		runStatus = store.RunCancelled
 	case StopError:
 		runStatus, threadStatus = store.RunError, store.ThreadError
+	}
+	if runErr == nil {
+		errText = r.fallback
 	}
 	if runErr != nil {
 		errText = runErr.Error()

@@ -59,6 +59,11 @@ type Config struct {
 	// stopped for safety (safety_finish_reason.go).
 	SafetyFinishReason SafetyFinishReason `yaml:"safety_finish_reason"`
 
+	// LLMCall and CircuitBreaker shape the retries, the concurrency and
+	// the fast failure of model calls (llm_call.go).
+	LLMCall        LLMCall        `yaml:"llm_call"`
+	CircuitBreaker CircuitBreaker `yaml:"circuit_breaker"`
+
 	// InputPolish and Suggestions serve the frontend's draft rewriting
 	// and follow-up questions (input_polish.go, suggestions.go).
 	InputPolish InputPolish `yaml:"input_polish"`
@@ -493,6 +498,8 @@ func Default() *Config {
 		Memory:          memoryOff(),
 
 		SafetyFinishReason: defaultSafetyFinishReason(),
+		LLMCall:            defaultLLMCall(),
+		CircuitBreaker:     defaultCircuitBreaker(),
 	}
 }
 

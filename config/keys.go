@@ -30,7 +30,7 @@ func sectionKind(name string) int {
 // test checks that they are exactly the yaml keys of [Config].
 func implementedSections() []string {
 	return []string{
-		"acp_agents", "agents_api", "allow_unenforced", "authorization", "config_version", "database", "gateway", "guardrails", "input_polish", "loop_detection", "mcp_tasks", "memory", "models",
+		"acp_agents", "agents_api", "allow_unenforced", "authorization", "circuit_breaker", "config_version", "database", "gateway", "guardrails", "input_polish", "llm_call", "loop_detection", "mcp_tasks", "memory", "models",
 		"read_before_write", "safety_finish_reason", "sandbox", "scheduler", "skill_evolution", "skill_scan", "skills",
 		"subagents", "suggestions", "summarization", "title", "token_budget", "token_usage", "tool_groups", "tool_output", "tool_policy", "tool_progress", "tool_search", "tools", "tracing", "uploads",
 	}
@@ -41,8 +41,8 @@ func implementedSections() []string {
 func deerFlowSections() []string {
 	return []string{
 		"agent_storage", "auth", "channel_connections",
-		"channels", "checkpointer", "circuit_breaker", "dedupe_storage", "extensions",
-		"llm_call", "log_level", "logging",
+		"channels", "checkpointer", "dedupe_storage", "extensions",
+		"log_level", "logging",
 		"max_recursion_limit", "middlewares", "plugins",
 		"run_events", "run_ownership",
 		"stream_bridge",

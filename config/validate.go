@@ -32,6 +32,7 @@ func (p *parser) validate() {
 	p.validateLoopDetection()
 	p.validateToolProgress()
 	p.validateSafetyFinishReason()
+	p.validateLLMCall()
 	p.validateTitle()
 	p.validateSummarization()
 	p.validateSandbox()

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"net/http"
+	"time"
 )
 
 // ProviderError is a failure of a model provider: an HTTP error status,
@@ -20,6 +21,13 @@ type ProviderError struct {
 	StatusCode int
 	// Message is the provider's own message, or what went wrong.
 	Message string
+	// Code is the provider's error code or type (error.code, else
+	// error.type of the answer), "" when it sent none.
+	Code string
+	// RetryAfter is how long the provider asked the caller to wait
+	// before trying again (retry-after-ms or Retry-After of the last
+	// answer), 0 when it did not say.
+	RetryAfter time.Duration
 	// Hint, when set, says what the user should change.
 	Hint string
 	// Err is the underlying error, if any.

@@ -171,13 +171,16 @@ func TestEventSequence(t *testing.T) {
 			wantUsage:  map[string]int64{"input_tokens": 20, "output_tokens": 10, "total_tokens": 30},
 		},
 		{
+			// The failed model call is answered with the error fallback
+			// message (one more task_running, as DeerFlow's executor
+			// reports every assistant message) and fails the task.
 			name: "failed",
-			yaml: baseConfig,
+			yaml: baseConfig + "llm_call:\n  retry_max_attempts: 1\n",
 			model: modeltest.New(
 				modeltest.Turn{ToolCalls: []model.ToolCall{{Name: "ls"}}, Usage: usage},
 				modeltest.Turn{Status: 500, Error: "boom"}),
-			wantEvents: []string{"task_started", "task_running", "task_failed"},
-			wantText:   "Task failed. Error: ",
+			wantEvents: []string{"task_started", "task_running", "task_running", "task_failed"},
+			wantText:   "Task failed. Error: The configured LLM provider is temporarily unavailable after multiple retries.",
 			wantUsage:  map[string]int64{"input_tokens": 10, "output_tokens": 5, "total_tokens": 15},
 		},
 		{

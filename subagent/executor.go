@@ -89,6 +89,11 @@ type Options struct {
 	// Telemetry records each task's run (its invoke_agent span nests
 	// under the task call's span); nil records none.
 	Telemetry *telemetry.Recorder
+	// LLMCalls is the process's cap on model calls in flight and its
+	// circuit breakers, shared with the lead-agent factory
+	// (FactoryOptions.LLMCalls); nil builds one for the executor from
+	// Config.
+	LLMCalls *agent.LLMCalls
 	// Authorizer removes the tools the parent's role (the runtime
 	// context's user_role, which subagents inherit) may not bind, before
 	// deferred tools are set up; nil authorizes everything.
@@ -152,6 +157,9 @@ func New(opts Options) (*Executor, error) {
 	}
 	x := &Executor{opts: opts, cfg: cfg, logger: logger, workers: make(chan struct{}, opts.Workers),
 		execs: map[string]*execution{}, models: map[string]model.ChatModel{}}
+	if x.opts.LLMCalls == nil {
+		x.opts.LLMCalls = agent.NewLLMCalls(agent.LLMCallsOptions{LLMCall: cfg.LLMCall, CircuitBreaker: cfg.CircuitBreaker, Logger: logger})
+	}
 	if sf := cfg.SafetyFinishReason; sf.Enabled {
 		detectors, err := agent.SafetyDetectorsFromConfig(sf)
 		if err != nil {

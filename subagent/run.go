@@ -1,6 +1,7 @@
 package subagent
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -48,7 +49,9 @@ func (x *Executor) execute(ctx context.Context, e *execution, typ Type, req buil
 	}
 
 	bud := agent.NewTokenBudget(typ.TokenBudget) // one per execution: it counts this run alone
-	chain := x.chain(def, bud, log).Build()
+	cs := x.chain(def, bud, log)
+	cs.LLMErrorHandling = agent.LLMErrorHandling(agent.LLMErrorHandlingOptions{Calls: x.opts.LLMCalls, ModelName: e.modelName})
+	chain := cs.Build()
 	a, err := agent.New(agent.Options{
 		Model: chat, Tools: tools, ToolMiddlewares: chain.Tool, ModelMiddlewares: chain.Model,
 		SystemPrompt: prompt, MaxTurns: typ.MaxTurns, ToolConcurrency: x.opts.ToolConcurrency,
@@ -136,6 +139,11 @@ func runTask(ctx context.Context, a *agent.Agent, e *execution, typ Type, req bu
 // out). A run stopped early without an answer failed.
 func finalOutcome(out *agent.Outcome, last model.Message, tokenCapped bool) outcome {
 	answer := strings.TrimSpace(last.Content)
+	if _, ok := agent.IsErrorFallback(last); ok && out.Reason == agent.StopError {
+		// A model call failed after its retries: the task failed, with
+		// the text the user would have read (DeerFlow's executor).
+		return outcome{Status: builtin.TaskFailed, Error: cmp.Or(answer, out.Error)}
+	}
 	var stop builtin.TaskStopReason
 	switch out.Reason {
 	case agent.StopMaxTurns:

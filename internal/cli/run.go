@@ -104,6 +104,11 @@ terminal: echo "summarise README.md" | antler run`,
 			if out.Reason == agent.StopApproval {
 				return approvalWait(out, s.threadID)
 			}
+			if out.Reason == agent.StopError && out.Error != "" {
+				// The model call failed after its retries: the user read
+				// the explanation as the answer; the exit says it failed.
+				return &exitError{code: 1, err: errors.New(out.Error)}
+			}
 			if !f.asJSON && out.Reason != agent.StopCompleted && out.Reason != agent.StopClarification {
 				fmt.Fprintf(s.app.stderr, "run stopped: %s\n", out.Reason)
 			}

@@ -131,10 +131,10 @@ func TestRunJSONUnknownToolAndModelError(t *testing.T) {
 		modeltest.Turn{ToolCalls: []model.ToolCall{toolCall("c1", "echoecho", `{}`)}},
 		modeltest.Turn{Status: 500, Error: "upstream exploded"})
 	dir := t.TempDir()
-	cfg := writeFile(t, dir, "config.yaml", runConfig(srv.URL))
-	code, out, _ := runCLI(t, nil, "--config", cfg, "--home", filepath.Join(dir, "home"), "run", "--json", "go")
-	if code != 1 {
-		t.Errorf("exit %d, want 1", code)
+	cfg := writeFile(t, dir, "config.yaml", runConfig(srv.URL)+"llm_call:\n  retry_max_attempts: 1\n")
+	code, out, errOut := runCLI(t, nil, "--config", cfg, "--home", filepath.Join(dir, "home"), "run", "--json", "go")
+	if code != 1 || !strings.Contains(errOut, "antler: model \"test\" (openai): HTTP 500") {
+		t.Errorf("exit %d, want 1 naming the failure; stderr %s", code, errOut)
 	}
 	evs := parseEvents(t, out)
 	var toolEnd *jsonEvent
@@ -146,8 +146,11 @@ func TestRunJSONUnknownToolAndModelError(t *testing.T) {
 	if toolEnd == nil || !toolEnd.IsError || !strings.HasPrefix(toolEnd.Message.Content, "Error: echoecho is not a valid tool, try one of [echo, ") {
 		t.Errorf("tool_end = %+v", toolEnd)
 	}
+	// The failed model call is answered with DeerFlow's error fallback
+	// message, and the run ends as error.
 	n := len(evs)
-	if evs[n-2].Type != "error" || evs[n-1].Reason != "error" {
+	if evs[n-2].Type != "message" || evs[n-2].Message == nil || evs[n-2].Message.Meta["deerflow_error_fallback"] != true ||
+		evs[n-1].Reason != "error" {
 		t.Errorf("tail of events: %s", eventTypes(evs))
 	}
 }

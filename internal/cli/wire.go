@@ -53,6 +53,9 @@ type services struct {
 	// catalogs keeps tool_search's catalogues, one index per distinct
 	// MCP tool list, for the lead agent and subagents alike.
 	catalogs *deferred.CatalogCache
+	// llmCalls is the process's cap on model calls in flight and its
+	// circuit breakers, shared by the lead agents and subagents.
+	llmCalls *agent.LLMCalls
 	// hybrid is tool_search.embeddings' hybrid search (nil: off).
 	hybrid *deferred.Hybrid
 	// toolPolicy decides tool calls before they run (nil: every call
@@ -232,8 +235,10 @@ func (a *app) wireSubagents() error {
 	// gets its own copy of the built-ins and never sees them change.
 	mcp := mcpSourceWithProgress{a.mcp, a.mcpProgress}
 	a.catalogs = deferred.NewCatalogCache(deferred.CatalogCacheOptions{Hybrid: a.toolSearchHybrid()})
+	a.llmCalls = agent.NewLLMCalls(agent.LLMCallsOptions{LLMCall: a.cfg.LLMCall, CircuitBreaker: a.cfg.CircuitBreaker, Logger: a.logger})
 	var err error
 	a.subagents, err = subagent.New(subagent.Options{
+		LLMCalls:         a.llmCalls,
 		Assembler:        a.newAssembler(mcp),
 		Config:           a.cfg,
 		Skills:           a.skillsSection,

@@ -70,6 +70,7 @@ func (a *app) factoryOptions(st store.Store) agent.FactoryOptions {
 		Memory:           a.agentMemory(),
 		Telemetry:        a.telemetry,
 		RunEnded:         a.closeBrowser,
+		LLMCalls:         a.llmCalls,
 	}
 }
 
