@@ -82,6 +82,14 @@ type MCPTask struct {
 	// LeaseExpiresAt; another runtime may claim it after that.
 	LeaseOwner     string
 	LeaseExpiresAt time.Time
+	// NotifyDueAt is when the thread is due to be told of the task's
+	// last change (an end, or a question; zero: nothing to tell);
+	// NotifyAttempts counts the failed attempts at it, NotifyError is
+	// the last failure, NotifiedAt the last delivery.
+	NotifyDueAt    time.Time
+	NotifyAttempts int
+	NotifyError    string
+	NotifiedAt     time.Time
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 	CompletedAt    time.Time
@@ -109,8 +117,9 @@ type MCPTaskLimits struct {
 // MCPTaskClaim asks ClaimMCPTasks for due work.
 type MCPTaskClaim struct {
 	// Cancel claims tasks whose cancellation is due instead of tasks
-	// whose poll is due.
-	Cancel bool
+	// whose poll is due; Notify, tasks whose notice is due (ended tasks
+	// included).
+	Cancel, Notify bool
 	// Owner is the claiming runtime's name, Now the time the claim is
 	// judged at, Lease how long the claim holds.
 	Owner string
@@ -161,6 +170,18 @@ type MCPTasks interface {
 	// cancellation's), schedules the next one at next and releases the
 	// lease.
 	FailMCPTask(ctx context.Context, id, owner string, cancel bool, now, next time.Time, errText string) (bool, error)
+	// SettleMCPTaskNotice records the outcome of a notice the owner
+	// claimed: delivered (next zero and errText ""), failed and due
+	// again at next, or given up (next zero, errText set); it releases
+	// the lease. A change of status to an ended one or input_required
+	// (FinishMCPTask) makes a notice due at once.
+	SettleMCPTaskNotice(ctx context.Context, id, owner string, now, next time.Time, errText string) (bool, error)
+}
+
+// MCPTaskNoticeStatus reports whether a task in status is one the thread
+// is told about (DeerFlow's attention statuses).
+func MCPTaskNoticeStatus(status string) bool {
+	return status == MCPTaskInputRequired || MCPTaskTerminal(status)
 }
 
 // MCPTaskListLimit is the number of tasks a query with limit n returns at

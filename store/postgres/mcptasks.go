@@ -51,11 +51,21 @@ const migrationMCPTasks = `CREATE TABLE IF NOT EXISTS antler_mcp_tasks (
 	CREATE INDEX IF NOT EXISTS antler_mcp_tasks_due ON antler_mcp_tasks (next_poll_at)
 		WHERE status IN ('submitted', 'working', 'input_required');`
 
+// migrationMCPTaskNotices adds the notices of a task's changes to its
+// thread (IF NOT EXISTS, as migrationMCPTasks).
+const migrationMCPTaskNotices = `ALTER TABLE antler_mcp_tasks
+		ADD COLUMN IF NOT EXISTS notify_due_at timestamptz,
+		ADD COLUMN IF NOT EXISTS notify_attempts integer NOT NULL DEFAULT 0,
+		ADD COLUMN IF NOT EXISTS notify_error text NOT NULL DEFAULT '',
+		ADD COLUMN IF NOT EXISTS notified_at timestamptz;
+	CREATE INDEX IF NOT EXISTS antler_mcp_tasks_notify ON antler_mcp_tasks (notify_due_at)
+		WHERE notify_due_at IS NOT NULL;`
+
 const mcpTaskCols = `id, user_id, thread_id, run_id, tool_call_id, server, toolset, remote_id,
 	submit_tool, status_tool, cancel_tool, status, result, result_preview, result_truncated, error,
 	input_required, next_poll_at, last_polled_at, last_poll_error, poll_errors, poll_attempts,
 	cancel_requested_at, next_cancel_at, cancel_attempts, lease_owner, lease_expires_at,
-	created_at, updated_at, completed_at`
+	created_at, updated_at, completed_at, notify_due_at, notify_attempts, notify_error, notified_at`
 
 const (
 	mcpActive   = `('submitted', 'working', 'input_required')`
@@ -90,12 +100,12 @@ func optJSON(raw json.RawMessage) any {
 func scanMCPTask(r pgx.Row) (*store.MCPTask, error) {
 	var t store.MCPTask
 	var result, input *string
-	var next, polled, cancelAt, nextCancel, lease, completed *time.Time
+	var next, polled, cancelAt, nextCancel, lease, completed, notifyDue, notified *time.Time
 	err := r.Scan(&t.ID, &t.UserID, &t.ThreadID, &t.RunID, &t.ToolCallID, &t.Server, &t.Toolset, &t.RemoteID,
 		&t.SubmitTool, &t.StatusTool, &t.CancelTool, &t.Status, &result, &t.ResultPreview, &t.ResultTruncated, &t.Error,
 		&input, &next, &polled, &t.LastPollError, &t.PollErrors, &t.PollAttempts,
 		&cancelAt, &nextCancel, &t.CancelAttempts, &t.LeaseOwner, &lease,
-		&t.CreatedAt, &t.UpdatedAt, &completed)
+		&t.CreatedAt, &t.UpdatedAt, &completed, &notifyDue, &t.NotifyAttempts, &t.NotifyError, &notified)
 	if err != nil {
 		return nil, err
 	}
@@ -109,6 +119,7 @@ func scanMCPTask(r pgx.Row) (*store.MCPTask, error) {
 	t.CancelRequestedAt, t.NextCancelAt = fromOpt(cancelAt), fromOpt(nextCancel)
 	t.LeaseExpiresAt, t.CompletedAt = fromOpt(lease), fromOpt(completed)
 	t.CreatedAt, t.UpdatedAt = t.CreatedAt.UTC(), t.UpdatedAt.UTC()
+	t.NotifyDueAt, t.NotifiedAt = fromOpt(notifyDue), fromOpt(notified)
 	return &t, nil
 }
 
@@ -176,12 +187,14 @@ func (s *Store) createMCPTask(ctx context.Context, t *store.MCPTask, limits stor
 		}
 	}
 	_, err = tx.Exec(ctx, `INSERT INTO antler_mcp_tasks (`+mcpTaskCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
-		$11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30)`,
+		$11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30,
+		$31, $32, $33, $34)`,
 		t.ID, t.UserID, t.ThreadID, t.RunID, t.ToolCallID, t.Server, t.Toolset, t.RemoteID,
 		t.SubmitTool, t.StatusTool, t.CancelTool, t.Status, optJSON(t.Result), t.ResultPreview, t.ResultTruncated, t.Error,
 		optJSON(t.InputRequired), optTime(t.NextPollAt), optTime(t.LastPolledAt), t.LastPollError, t.PollErrors, t.PollAttempts,
 		optTime(t.CancelRequestedAt), optTime(t.NextCancelAt), t.CancelAttempts, t.LeaseOwner, optTime(t.LeaseExpiresAt),
-		t.CreatedAt, t.UpdatedAt, optTime(t.CompletedAt))
+		t.CreatedAt, t.UpdatedAt, optTime(t.CompletedAt),
+		optTime(t.NotifyDueAt), t.NotifyAttempts, t.NotifyError, optTime(t.NotifiedAt))
 	if pgCode(err) == uniqueViolation {
 		return fmt.Errorf("task %q (server %q, remote id %q): %w", t.ID, t.Server, t.RemoteID, store.ErrExists)
 	}
@@ -242,13 +255,18 @@ func (s *Store) RequestMCPTaskCancel(ctx context.Context, id, userID, threadID s
 // ClaimMCPTasks implements store.MCPTasks: the due rows are locked with
 // SKIP LOCKED, so replicas claiming at once take disjoint tasks.
 func (s *Store) ClaimMCPTasks(ctx context.Context, c store.MCPTaskClaim) ([]*store.MCPTask, error) {
-	due, attempts, order := `cancel_requested_at IS NULL AND next_poll_at IS NOT NULL AND next_poll_at <= $3`, `poll_attempts`, `next_poll_at`
-	if c.Cancel {
-		due, attempts, order = `cancel_requested_at IS NOT NULL AND next_cancel_at IS NOT NULL AND next_cancel_at <= $3`, `cancel_attempts`, `next_cancel_at`
+	due, count, order := `status IN `+mcpActive+` AND cancel_requested_at IS NULL AND next_poll_at IS NOT NULL AND next_poll_at <= $3`,
+		`poll_attempts = poll_attempts + 1, `, `next_poll_at`
+	switch {
+	case c.Notify: // ended tasks too; failures are counted when settled
+		due, count, order = `notify_due_at IS NOT NULL AND notify_due_at <= $3`, ``, `notify_due_at`
+	case c.Cancel:
+		due, count, order = `status IN `+mcpActive+` AND cancel_requested_at IS NOT NULL AND next_cancel_at IS NOT NULL AND next_cancel_at <= $3`,
+			`cancel_attempts = cancel_attempts + 1, `, `next_cancel_at`
 	}
 	return s.queryMCPTasks(ctx, "claim tasks", `UPDATE antler_mcp_tasks SET lease_owner = $1, lease_expires_at = $2,
-		`+attempts+` = `+attempts+` + 1, updated_at = $3
-		WHERE id IN (SELECT id FROM antler_mcp_tasks WHERE status IN `+mcpActive+` AND `+due+`
+		`+count+`updated_at = $3
+		WHERE id IN (SELECT id FROM antler_mcp_tasks WHERE `+due+`
 			AND (lease_expires_at IS NULL OR lease_expires_at < $3)
 			ORDER BY `+order+`, id LIMIT $4 FOR UPDATE SKIP LOCKED)
 		RETURNING `+mcpTaskCols,
@@ -269,10 +287,12 @@ func (s *Store) FinishMCPTask(ctx context.Context, id, owner string, cancel bool
 		result_truncated = $4, error = $5, input_required = $6, next_poll_at = $7, last_polled_at = $8,
 		last_poll_error = '', poll_errors = 0,
 		next_cancel_at = CASE WHEN $9 THEN NULL ELSE next_cancel_at END,
+		notify_due_at = CASE WHEN $13 AND status <> $1 THEN $8 ELSE notify_due_at END,
+		notify_attempts = CASE WHEN $13 AND status <> $1 THEN 0 ELSE notify_attempts END,
 		lease_owner = '', lease_expires_at = NULL, updated_at = $8, completed_at = $10
 		WHERE id = $11 AND lease_owner = $12 AND lease_expires_at >= $8 AND status IN `+mcpActive+fence,
 		u.Status, optJSON(u.Result), u.ResultPreview, u.ResultTruncated, u.Error, optJSON(u.InputRequired),
-		optTime(u.NextPollAt), at, cancel, completed, id, owner)
+		optTime(u.NextPollAt), at, cancel, completed, id, owner, store.MCPTaskNoticeStatus(u.Status))
 }
 
 // FailMCPTask implements store.MCPTasks.
@@ -284,6 +304,16 @@ func (s *Store) FailMCPTask(ctx context.Context, id, owner string, cancel bool, 
 	return s.execOne(ctx, "release task", `UPDATE antler_mcp_tasks SET `+set+`, lease_owner = '', lease_expires_at = NULL, updated_at = $3
 		WHERE id = $4 AND lease_owner = $5 AND lease_expires_at >= $3 AND status IN `+mcpActive,
 		next, errText, at, id, owner)
+}
+
+// SettleMCPTaskNotice implements store.MCPTasks.
+func (s *Store) SettleMCPTaskNotice(ctx context.Context, id, owner string, at, next time.Time, errText string) (bool, error) {
+	return s.execOne(ctx, "settle task notice", `UPDATE antler_mcp_tasks SET notify_due_at = $1,
+		notify_attempts = CASE WHEN $2 = '' THEN 0 ELSE notify_attempts + 1 END,
+		notify_error = $2, notified_at = CASE WHEN $2 = '' THEN $3 ELSE notified_at END,
+		lease_owner = '', lease_expires_at = NULL, updated_at = $3
+		WHERE id = $4 AND lease_owner = $5 AND lease_expires_at >= $3`,
+		optTime(next), errText, at, id, owner)
 }
 
 // execOne runs a fenced update and reports whether it changed the row.

@@ -105,6 +105,8 @@ var migrations = []string{
 	migrationMCPTasks,
 	// 7: scheduled tasks and their runs (scheduled_tasks.go).
 	migrationScheduledTasks,
+	// 8: the notices of MCP background tasks (mcptasks.go).
+	migrationMCPTaskNotices,
 }
 
 // migrate applies the missing migrations in one transaction that holds an

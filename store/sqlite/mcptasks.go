@@ -52,11 +52,50 @@ var schemaMCPTasks = []string{
 		BEGIN DELETE FROM mcp_tasks WHERE thread_id = OLD.id; END`,
 }
 
+// mcpTaskNoticeColumns are the columns of schema version 7: the notices
+// of a task's changes to its thread.
+var mcpTaskNoticeColumns = [][2]string{
+	{"notify_due_at", "INTEGER"},
+	{"notify_attempts", "INTEGER NOT NULL DEFAULT 0"},
+	{"notify_error", "TEXT NOT NULL DEFAULT ''"},
+	{"notified_at", "INTEGER"},
+}
+
+// schemaMCPTaskNotices returns the statements of schema version 7: the
+// notice columns mcp_tasks lacks (a database turned back to an older
+// version by a test may have them), and their index.
+func schemaMCPTaskNotices(ctx context.Context, tx *sql.Tx) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT name FROM pragma_table_info('mcp_tasks')`)
+	if err != nil {
+		return nil, err
+	}
+	have := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		have[name] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, c := range mcpTaskNoticeColumns {
+		if !have[c[0]] {
+			out = append(out, `ALTER TABLE mcp_tasks ADD COLUMN `+c[0]+` `+c[1])
+		}
+	}
+	return append(out, `CREATE INDEX IF NOT EXISTS mcp_tasks_notify ON mcp_tasks(notify_due_at) WHERE notify_due_at IS NOT NULL`), nil
+}
+
 const mcpTaskCols = `id, user_id, thread_id, run_id, tool_call_id, server, toolset, remote_id,
 	submit_tool, status_tool, cancel_tool, status, result, result_preview, result_truncated, error,
 	input_required, next_poll_at, last_polled_at, last_poll_error, poll_errors, poll_attempts,
 	cancel_requested_at, next_cancel_at, cancel_attempts, lease_owner, lease_expires_at,
-	created_at, updated_at, completed_at`
+	created_at, updated_at, completed_at, notify_due_at, notify_attempts, notify_error, notified_at`
 
 const (
 	mcpActive   = `('submitted', 'working', 'input_required')`
@@ -92,13 +131,13 @@ func scanMCPTask(r scanner) (*store.MCPTask, error) {
 	var t store.MCPTask
 	var result, input sql.NullString
 	var truncated int
-	var next, polled, cancelAt, nextCancel, lease, completed sql.NullInt64
+	var next, polled, cancelAt, nextCancel, lease, completed, notifyDue, notified sql.NullInt64
 	var created, updated int64
 	err := r.Scan(&t.ID, &t.UserID, &t.ThreadID, &t.RunID, &t.ToolCallID, &t.Server, &t.Toolset, &t.RemoteID,
 		&t.SubmitTool, &t.StatusTool, &t.CancelTool, &t.Status, &result, &t.ResultPreview, &truncated, &t.Error,
 		&input, &next, &polled, &t.LastPollError, &t.PollErrors, &t.PollAttempts,
 		&cancelAt, &nextCancel, &t.CancelAttempts, &t.LeaseOwner, &lease,
-		&created, &updated, &completed)
+		&created, &updated, &completed, &notifyDue, &t.NotifyAttempts, &t.NotifyError, &notified)
 	if err != nil {
 		return nil, err
 	}
@@ -113,6 +152,7 @@ func scanMCPTask(r scanner) (*store.MCPTask, error) {
 	t.CancelRequestedAt, t.NextCancelAt = optTime(cancelAt), optTime(nextCancel)
 	t.LeaseExpiresAt, t.CompletedAt = optTime(lease), optTime(completed)
 	t.CreatedAt, t.UpdatedAt = fromNanos(created), fromNanos(updated)
+	t.NotifyDueAt, t.NotifiedAt = optTime(notifyDue), optTime(notified)
 	return &t, nil
 }
 
@@ -160,12 +200,13 @@ func (s *Store) CreateMCPTask(ctx context.Context, t *store.MCPTask, limits stor
 			return fmt.Errorf("thread %q has %d active tasks: %w", t.ThreadID, n, store.ErrMCPTaskLimit)
 		}
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO mcp_tasks (`+mcpTaskCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	_, err = tx.ExecContext(ctx, `INSERT INTO mcp_tasks (`+mcpTaskCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		t.ID, t.UserID, t.ThreadID, t.RunID, t.ToolCallID, t.Server, t.Toolset, t.RemoteID,
 		t.SubmitTool, t.StatusTool, t.CancelTool, t.Status, optJSON(t.Result), t.ResultPreview, t.ResultTruncated, t.Error,
 		optJSON(t.InputRequired), optNanos(t.NextPollAt), optNanos(t.LastPolledAt), t.LastPollError, t.PollErrors, t.PollAttempts,
 		optNanos(t.CancelRequestedAt), optNanos(t.NextCancelAt), t.CancelAttempts, t.LeaseOwner, optNanos(t.LeaseExpiresAt),
-		toNanos(t.CreatedAt), toNanos(t.UpdatedAt), optNanos(t.CompletedAt))
+		toNanos(t.CreatedAt), toNanos(t.UpdatedAt), optNanos(t.CompletedAt),
+		optNanos(t.NotifyDueAt), t.NotifyAttempts, t.NotifyError, optNanos(t.NotifiedAt))
 	if isUniqueViolation(err) {
 		return fmt.Errorf("task %q (server %q, remote id %q): %w", t.ID, t.Server, t.RemoteID, store.ErrExists)
 	}
@@ -239,17 +280,11 @@ func (s *Store) RequestMCPTaskCancel(ctx context.Context, id, userID, threadID s
 // only one that writes, so the select and the update of the claim are
 // one atomic statement.
 func (s *Store) ClaimMCPTasks(ctx context.Context, c store.MCPTaskClaim) ([]*store.MCPTask, error) {
-	due, attempts := `cancel_requested_at IS NULL AND next_poll_at IS NOT NULL AND next_poll_at <= ?`, `poll_attempts`
-	order := `next_poll_at`
-	if c.Cancel {
-		due, attempts = `cancel_requested_at IS NOT NULL AND next_cancel_at IS NOT NULL AND next_cancel_at <= ?`, `cancel_attempts`
-		order = `next_cancel_at`
-	}
+	due, count := claimTerms(c)
 	n := toNanos(c.Now)
-	rows, err := s.writer.QueryContext(ctx, `UPDATE mcp_tasks SET lease_owner = ?, lease_expires_at = ?,
-		`+attempts+` = `+attempts+` + 1, updated_at = ?
-		WHERE id IN (SELECT id FROM mcp_tasks WHERE status IN `+mcpActive+` AND `+due+`
-			AND (lease_expires_at IS NULL OR lease_expires_at < ?) ORDER BY `+order+`, id LIMIT ?)
+	rows, err := s.writer.QueryContext(ctx, `UPDATE mcp_tasks SET lease_owner = ?, lease_expires_at = ?, `+count+`updated_at = ?
+		WHERE id IN (SELECT id FROM mcp_tasks WHERE `+due+` <= ?
+			AND (lease_expires_at IS NULL OR lease_expires_at < ?) ORDER BY `+dueColumn(c)+`, id LIMIT ?)
 		RETURNING `+mcpTaskCols,
 		c.Owner, toNanos(c.Now.Add(c.Lease)), n, n, n, max(c.Limit, 1))
 	if err != nil {
@@ -262,6 +297,31 @@ func (s *Store) ClaimMCPTasks(ctx context.Context, c store.MCPTaskClaim) ([]*sto
 	return out, nil
 }
 
+// claimTerms are the condition (ending in the due column, compared with
+// the claim's time) and the attempt count of a claim of c's kind.
+func claimTerms(c store.MCPTaskClaim) (due, count string) {
+	switch {
+	case c.Notify: // ended tasks too; failures are counted when settled
+		return `notify_due_at IS NOT NULL AND notify_due_at`, ``
+	case c.Cancel:
+		return `status IN ` + mcpActive + ` AND cancel_requested_at IS NOT NULL AND next_cancel_at IS NOT NULL AND next_cancel_at`,
+			`cancel_attempts = cancel_attempts + 1, `
+	}
+	return `status IN ` + mcpActive + ` AND cancel_requested_at IS NULL AND next_poll_at IS NOT NULL AND next_poll_at`,
+		`poll_attempts = poll_attempts + 1, `
+}
+
+// dueColumn is the column a claim of c's kind takes the oldest of first.
+func dueColumn(c store.MCPTaskClaim) string {
+	switch {
+	case c.Notify:
+		return `notify_due_at`
+	case c.Cancel:
+		return `next_cancel_at`
+	}
+	return `next_poll_at`
+}
+
 // FinishMCPTask implements store.MCPTasks.
 func (s *Store) FinishMCPTask(ctx context.Context, id, owner string, cancel bool, at time.Time, u store.MCPTaskUpdate) (bool, error) {
 	var completed any
@@ -272,13 +332,18 @@ func (s *Store) FinishMCPTask(ctx context.Context, id, owner string, cancel bool
 	if cancel {
 		fence, u.NextPollAt = ``, time.Time{}
 	}
+	notice := store.MCPTaskNoticeStatus(u.Status)
 	res, err := s.writer.ExecContext(ctx, `UPDATE mcp_tasks SET status = ?, result = ?, result_preview = ?, result_truncated = ?,
 		error = ?, input_required = ?, next_poll_at = ?, last_polled_at = ?, last_poll_error = '', poll_errors = 0,
 		next_cancel_at = CASE WHEN ? THEN NULL ELSE next_cancel_at END,
+		notify_due_at = CASE WHEN ? AND status <> ? THEN ? ELSE notify_due_at END,
+		notify_attempts = CASE WHEN ? AND status <> ? THEN 0 ELSE notify_attempts END,
 		lease_owner = '', lease_expires_at = NULL, updated_at = ?, completed_at = ?
 		WHERE id = ? AND lease_owner = ? AND lease_expires_at >= ? AND status IN `+mcpActive+fence,
 		u.Status, optJSON(u.Result), u.ResultPreview, u.ResultTruncated, u.Error, optJSON(u.InputRequired),
-		optNanos(u.NextPollAt), toNanos(at), cancel, toNanos(at), completed, id, owner, toNanos(at))
+		optNanos(u.NextPollAt), toNanos(at), cancel,
+		notice, u.Status, toNanos(at), notice, u.Status,
+		toNanos(at), completed, id, owner, toNanos(at))
 	if err != nil {
 		return false, fmt.Errorf("sqlite: finish task: %w", err)
 	}
@@ -297,6 +362,21 @@ func (s *Store) FailMCPTask(ctx context.Context, id, owner string, cancel bool, 
 		toNanos(next), errText, toNanos(at), id, owner, toNanos(at))
 	if err != nil {
 		return false, fmt.Errorf("sqlite: release task: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+// SettleMCPTaskNotice implements store.MCPTasks.
+func (s *Store) SettleMCPTaskNotice(ctx context.Context, id, owner string, at, next time.Time, errText string) (bool, error) {
+	res, err := s.writer.ExecContext(ctx, `UPDATE mcp_tasks SET notify_due_at = ?,
+		notify_attempts = CASE WHEN ? = '' THEN 0 ELSE notify_attempts + 1 END,
+		notify_error = ?, notified_at = CASE WHEN ? = '' THEN ? ELSE notified_at END,
+		lease_owner = '', lease_expires_at = NULL, updated_at = ?
+		WHERE id = ? AND lease_owner = ? AND lease_expires_at >= ?`,
+		optNanos(next), errText, errText, errText, toNanos(at), toNanos(at), id, owner, toNanos(at))
+	if err != nil {
+		return false, fmt.Errorf("sqlite: settle task notice: %w", err)
 	}
 	n, _ := res.RowsAffected()
 	return n == 1, nil

@@ -191,8 +191,9 @@ func (s *Store) Close() error {
 // tables, 2 added runs.token_usage, 3 runs.owner, 4 the message rows
 // checkpoints share (checkpoint_messages, checkpoints.messages and
 // checkpoints.pinned), 5 the MCP background tasks (mcptasks.go), 6 the
-// scheduled tasks and their runs (scheduled_tasks.go).
-const schemaVersion = 6
+// scheduled tasks and their runs (scheduled_tasks.go), 7 the notices of
+// MCP background tasks (mcptasks.go).
+const schemaVersion = 7
 
 func (s *Store) migrate(ctx context.Context) error {
 	var v int
@@ -235,6 +236,13 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	if v < 6 {
 		stmts = append(stmts, schemaScheduledTasks...)
+	}
+	if v < 7 {
+		more, err := schemaMCPTaskNotices(ctx, tx)
+		if err != nil {
+			return fmt.Errorf("sqlite: migrate: %w", err)
+		}
+		stmts = append(stmts, more...)
 	}
 	stmts = append(stmts, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion))
 	for _, st := range stmts {

@@ -135,6 +135,7 @@ func RunMCPTasks(t *testing.T, newStore func(t *testing.T) TaskStore) {
 	})
 	t.Run("claims are leases", func(t *testing.T) { testMCPTaskLeases(t, setup(t), task, t0) })
 	t.Run("cancellation fences polls", func(t *testing.T) { testMCPTaskCancel(t, setup(t), task, t0) })
+	t.Run("a change to an end or a question is noticed once", func(t *testing.T) { testMCPTaskNotices(t, setup(t), task, t0) })
 	t.Run("deleting the thread deletes its tasks", func(t *testing.T) {
 		s := setup(t)
 		if err := s.CreateMCPTask(t.Context(), task("a", "t1", "a", t0), store.MCPTaskLimits{}); err != nil {
@@ -267,5 +268,75 @@ func testMCPTaskCancel(t *testing.T, s TaskStore, task func(id, thread, remote s
 	again, err := s.RequestMCPTaskCancel(ctx, "a", "u", "t1", t0.Add(time.Hour))
 	if err != nil || !again.CancelRequestedAt.Equal(t0.Add(time.Second)) {
 		t.Errorf("cancelling an ended task changed it: %+v, %v", again, err)
+	}
+}
+
+func testMCPTaskNotices(t *testing.T, s TaskStore, task func(id, thread, remote string, created time.Time) *store.MCPTask, t0 time.Time) {
+	ctx := t.Context()
+	if err := s.CreateMCPTask(ctx, task("a", "t1", "a", t0), store.MCPTaskLimits{}); err != nil {
+		t.Fatal(err)
+	}
+	claim := func(kind store.MCPTaskClaim, at time.Time) []*store.MCPTask {
+		t.Helper()
+		kind.Owner, kind.Now, kind.Lease, kind.Limit = "A", at, time.Minute, 5
+		got, err := s.ClaimMCPTasks(ctx, kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	poll := func(at time.Time, u store.MCPTaskUpdate) {
+		t.Helper()
+		if len(claim(store.MCPTaskClaim{}, at)) != 1 {
+			t.Fatal("the task was not due for a poll")
+		}
+		if ok, err := s.FinishMCPTask(ctx, "a", "A", false, at, u); err != nil || !ok {
+			t.Fatalf("FinishMCPTask = %v, %v", ok, err)
+		}
+	}
+	working := store.MCPTaskUpdate{Status: store.MCPTaskWorking, NextPollAt: t0.Add(time.Minute)}
+	poll(t0, working)
+	if got := claim(store.MCPTaskClaim{Notify: true}, t0.Add(time.Hour)); len(got) != 0 {
+		t.Fatalf("a working task has a notice: %v", ids(got))
+	}
+	question := store.MCPTaskUpdate{Status: store.MCPTaskInputRequired, InputRequired: json.RawMessage(`{"q":1}`), NextPollAt: t0.Add(2 * time.Minute)}
+	poll(t0.Add(time.Minute), question)
+	got := claim(store.MCPTaskClaim{Notify: true}, t0.Add(time.Minute))
+	if len(got) != 1 || !got[0].NotifyDueAt.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("notice of the question: %+v", got)
+	}
+	// A failed delivery is counted and due again later; then delivered.
+	if ok, err := s.SettleMCPTaskNotice(ctx, "a", "A", t0.Add(time.Minute), t0.Add(90*time.Second), "busy"); err != nil || !ok {
+		t.Fatalf("SettleMCPTaskNotice(failed) = %v, %v", ok, err)
+	}
+	if got := claim(store.MCPTaskClaim{Notify: true}, t0.Add(80*time.Second)); len(got) != 0 {
+		t.Fatal("a failed notice was due again before its time")
+	}
+	got = claim(store.MCPTaskClaim{Notify: true}, t0.Add(90*time.Second))
+	if len(got) != 1 || got[0].NotifyAttempts != 1 || got[0].NotifyError != "busy" {
+		t.Fatalf("retried notice: %+v", got)
+	}
+	if ok, err := s.SettleMCPTaskNotice(ctx, "a", "A", t0.Add(100*time.Second), time.Time{}, ""); err != nil || !ok {
+		t.Fatalf("SettleMCPTaskNotice(delivered) = %v, %v", ok, err)
+	}
+	// The same question polled again is no new notice; the end is.
+	poll(t0.Add(2*time.Minute), question)
+	if got := claim(store.MCPTaskClaim{Notify: true}, t0.Add(time.Hour)); len(got) != 0 {
+		t.Fatalf("an unchanged status was noticed again: %v", ids(got))
+	}
+	poll(t0.Add(3*time.Minute), store.MCPTaskUpdate{Status: store.MCPTaskCompleted, Result: json.RawMessage(`1`)})
+	got = claim(store.MCPTaskClaim{Notify: true}, t0.Add(3*time.Minute))
+	if len(got) != 1 || got[0].Status != store.MCPTaskCompleted || got[0].NotifyAttempts != 0 || !got[0].NotifiedAt.Equal(t0.Add(100*time.Second)) {
+		t.Fatalf("notice of the end: %+v", got)
+	}
+	if ok, err := s.SettleMCPTaskNotice(ctx, "a", "B", t0.Add(3*time.Minute), time.Time{}, ""); err != nil || ok {
+		t.Errorf("a notice settled by another owner: %v, %v", ok, err)
+	}
+	if ok, err := s.SettleMCPTaskNotice(ctx, "a", "A", t0.Add(3*time.Minute), time.Time{}, "gave up"); err != nil || !ok {
+		t.Fatalf("SettleMCPTaskNotice(given up) = %v, %v", ok, err)
+	}
+	final, _ := s.GetMCPTask(ctx, "a")
+	if !final.NotifyDueAt.IsZero() || final.NotifyError != "gave up" || final.LeaseOwner != "" {
+		t.Errorf("after giving up: %+v", final)
 	}
 }
