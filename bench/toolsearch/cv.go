@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
+	"github.com/antlerhq/antler/deferred"
 	"github.com/antlerhq/antler/internal/searcheval"
 )
 
@@ -60,14 +62,14 @@ func crossValidate(catalogFile, queryFile string, k, folds int, seed uint64, obj
 		return json.NewEncoder(os.Stdout).Encode(rep)
 	}
 	fmt.Printf("k=%d folds=%d (queries %v) seed=%d objective=%s\n", k, folds, rep.FoldSizes, seed, rep.Objective)
-	fmt.Printf("%-11s %8s %8s %8s | %8s %8s %8s  %s\n", "method", "recall", "hit", "mrr", "oof rec", "oof hit", "oof mrr", "in-fold choices")
+	fmt.Printf("%-16s %8s %8s %8s | %8s %8s %8s  %s\n", "method", "recall", "hit", "mrr", "oof rec", "oof hit", "oof mrr", "in-fold choices")
 	for _, m := range rep.Methods {
-		fmt.Printf("%-11s %8.3f %8.3f %8.3f | %8.3f %8.3f %8.3f  %s\n", m.Method,
+		fmt.Printf("%-16s %8.3f %8.3f %8.3f | %8.3f %8.3f %8.3f  %s\n", m.Method,
 			m.InFold.Recall(), m.InFold.Hit(), m.InFold.MRR(),
 			m.OutOfFold.Recall(), m.OutOfFold.Hit(), m.OutOfFold.MRR(), searcheval.OptionsString(m.InFoldOptions))
 	}
 	fmt.Printf("\nelements (counts of the objective; off<0: the element helps; holds: helps >=2 folds, more than it hurts)\n")
-	fmt.Printf("%-24s %7s %5s %6s %5s %7s %7s %6s  %s\n", "element", "shipped", "off", "helped", "hurt", "in-fold", "gain", "oof", "per fold")
+	fmt.Printf("%-24s %7s %5s %6s %5s %7s %5s %5s %6s  %s\n", "element", "shipped", "off", "helped", "hurt", "in-fold", "gain", "+/-", "oof", "per fold")
 	for _, e := range rep.Elements {
 		name := e.Element
 		if len(name) > 24 {
@@ -81,8 +83,38 @@ func crossValidate(catalogFile, queryFile string, k, folds int, seed uint64, obj
 		for _, v := range e.PerFold {
 			pf = append(pf, fmt.Sprintf("%g", v))
 		}
-		fmt.Printf("%-24s %7g %5d %6d %5d %7g %7d %6d  %s%s\n", name, e.Shipped, e.Off, e.FoldsHelped, e.FoldsHurt,
-			e.InFold, e.InFoldGain, e.OutOfFoldGain, strings.Join(pf, " "), holds)
+		fmt.Printf("%-24s %7g %5d %6d %5d %7g %5d %2d/%-2d %6d  %s%s\n", name, e.Shipped, e.Off, e.FoldsHelped, e.FoldsHurt,
+			e.InFold, e.InFoldGain, e.FoldsBetter, e.FoldsWorse, e.OutOfFoldGain, strings.Join(pf, " "), holds)
 	}
 	return nil
+}
+
+// parseOptions reads -params and -drop-lexicon.
+func parseOptions(params, drop string) (deferred.SearchOptions, error) {
+	var o deferred.SearchOptions
+	for kv := range strings.SplitSeq(params, ",") {
+		if kv = strings.TrimSpace(kv); kv == "" {
+			continue
+		}
+		name, value, ok := strings.Cut(kv, "=")
+		v, err := strconv.ParseFloat(value, 64)
+		if !ok || err != nil {
+			return o, fmt.Errorf("-params: %q is not name=number", kv)
+		}
+		if o.Params == nil {
+			o.Params = make(map[string]float64)
+		}
+		o.Params[name] = v
+	}
+	for g := range strings.SplitSeq(drop, ",") {
+		if g = strings.TrimSpace(g); g == "" {
+			continue
+		}
+		n, err := strconv.Atoi(g)
+		if err != nil {
+			return o, fmt.Errorf("-drop-lexicon: %q is not a group number", g)
+		}
+		o.DropLexicon = append(o.DropLexicon, n)
+	}
+	return o, nil
 }

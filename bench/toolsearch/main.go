@@ -20,6 +20,8 @@
 //
 // -method takes antler+rm3 too: RM3 pseudo-relevance feedback over the
 // shipped ranker, at -rm3 "docs,terms,weight" (default 5,10,0.3).
+// -params "name=value,..." and -drop-lexicon "N,..." switch the ranker's
+// tuned elements for antler and antler+rm3 (deferred.SearchOptions).
 //
 // -cv cross-validates instead (see cv.go): the queries are split into
 // -folds folds by server (seeded by -seed), and every method is scored
@@ -49,6 +51,8 @@ func main() {
 	asJSON := flag.Bool("json", false, "print JSON only")
 	context := flag.Bool("context", false, "instead of scoring, print the bytes of tool definitions in the first model request with deferral off and on")
 	rm3 := flag.String("rm3", "5,10,0.3", "RM3 `docs,terms,weight` of -method antler+rm3")
+	params := flag.String("params", "", "`name=value,...`: the ranker's parameters for -method antler and antler+rm3 (see deferred.SearchParamNames)")
+	drop := flag.String("drop-lexicon", "", "`N,...`: lexicon groups to leave out for -method antler and antler+rm3")
 	cv := flag.Bool("cv", false, "cross-validate every method by server folds")
 	folds := flag.Int("folds", 5, "cross-validation `folds`")
 	seed := flag.Uint64("seed", 1, "seed of the cross-validation split")
@@ -61,7 +65,10 @@ func main() {
 	case *cv:
 		err = crossValidate(*catalog, *queries, *k, *folds, *seed, *objective, *asJSON)
 	default:
-		err = run(*catalog, *queries, *k, *method, *rm3, *asJSON)
+		var opts deferred.SearchOptions
+		if opts, err = parseOptions(*params, *drop); err == nil {
+			err = run(*catalog, *queries, *k, *method, *rm3, opts, *asJSON)
+		}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "toolsearch:", err)
@@ -69,7 +76,7 @@ func main() {
 	}
 }
 
-func run(catalogFile, queryFile string, k int, method, rm3 string, asJSON bool) error {
+func run(catalogFile, queryFile string, k int, method, rm3 string, opts deferred.SearchOptions, asJSON bool) error {
 	if catalogFile == "" || queryFile == "" {
 		return fmt.Errorf("-catalog and -queries are required")
 	}
@@ -86,6 +93,14 @@ func run(catalogFile, queryFile string, k int, method, rm3 string, asJSON bool) 
 	var search func(string, int) []string
 	switch method {
 	case "antler":
+		if opts.Params != nil || opts.DropLexicon != nil {
+			s, err := deferred.NewTunedSearch(tools, opts)
+			if err != nil {
+				return err
+			}
+			search = func(q string, k int) []string { return names(s.Search(q, k)) }
+			break
+		}
 		c := deferred.NewCatalog(tools)
 		search = func(q string, k int) []string { return names(c.Search(q, k)) }
 	case "deerflow":
@@ -93,11 +108,10 @@ func run(catalogFile, queryFile string, k int, method, rm3 string, asJSON bool) 
 	case "bm25":
 		search = searcheval.NewBM25(tools).Search
 	case "antler+rm3":
-		var r deferred.SearchRM3
-		if _, err := fmt.Sscanf(rm3, "%d,%d,%g", &r.Docs, &r.Terms, &r.Weight); err != nil {
+		if _, err := fmt.Sscanf(rm3, "%d,%d,%g", &opts.RM3.Docs, &opts.RM3.Terms, &opts.RM3.Weight); err != nil {
 			return fmt.Errorf("-rm3 %q: want docs,terms,weight: %w", rm3, err)
 		}
-		s, err := deferred.NewTunedSearch(tools, deferred.SearchOptions{RM3: r})
+		s, err := deferred.NewTunedSearch(tools, opts)
 		if err != nil {
 			return err
 		}

@@ -138,6 +138,9 @@ type ElementResult struct {
 	// over the shipped value on the whole set.
 	InFold     float64
 	InFoldGain int
+	// FoldsBetter and FoldsWorse count the folds whose own queries gain
+	// or lose with the value selected on the whole set.
+	FoldsBetter, FoldsWorse int
 	// PerFold is the value selected on each fold's training folds;
 	// OutOfFoldGain the gain over the shipped value, summed over the
 	// held-out folds.
@@ -183,10 +186,11 @@ func (c *CV) Fixed(method string, search func(string, int) []string) MethodResul
 	return MethodResult{Method: method, InFold: t, OutOfFold: t}
 }
 
-// Run cross-validates the shipped ranker ("antler"), the selection of
-// its elements ("antler-cv": every lexicon group kept only when it helps
-// the training folds, each parameter set to the best value of a small
-// grid on them) and RM3 feedback ("antler+rm3", its settings chosen on
+// Run cross-validates the shipped ranker ("antler"), two selections of
+// its elements (each parameter set to the best value of a small grid on
+// the training folds, and "antler-cv": a lexicon group dropped when
+// dropping it gains on them; "antler-cv-strict": a group kept only when
+// dropping it loses on them) and RM3 feedback ("antler+rm3", its settings chosen on
 // the training folds).
 func (c *CV) Run() (Report, error) {
 	rep := Report{Objective: c.Objective, Folds: c.Folds, FoldSizes: make([]int, c.Folds)}
@@ -207,11 +211,15 @@ func (c *CV) Run() (Report, error) {
 	if err != nil {
 		return rep, err
 	}
-	m, elems, err := c.selection(base, lex, params)
+	strict, _, err := c.selection("antler-cv-strict", true, base, lex, params)
 	if err != nil {
 		return rep, err
 	}
-	rep.Methods = append(rep.Methods, m)
+	m, elems, err := c.selection("antler-cv", false, base, lex, params)
+	if err != nil {
+		return rep, err
+	}
+	rep.Methods = append(rep.Methods, m, strict)
 	rep.Elements = elems
 	rm3, err := c.rm3()
 	if err != nil {
@@ -295,15 +303,16 @@ func (c *CV) paramVariants() ([]variant, error) {
 	return out, nil
 }
 
-// choose selects, on the queries in, the lexicon groups that help
-// (dropping the others) and each parameter's best value (the shipped one
-// on a tie).
-func (c *CV) choose(base []Outcome, lex, params []variant, in func(int) bool) (deferred.SearchOptions, map[string]float64) {
+// choose selects, on the queries in, each parameter's best value (the
+// shipped one on a tie) and the lexicon groups to keep: strict keeps
+// only the groups whose removal loses on in, otherwise only those whose
+// removal gains on in are dropped.
+func (c *CV) choose(strict bool, base []Outcome, lex, params []variant, in func(int) bool) (deferred.SearchOptions, map[string]float64) {
 	opts := deferred.SearchOptions{}
 	chosen := make(map[string]float64)
 	b := c.tally(base, in).count(c.Objective)
 	for g, v := range lex {
-		if c.tally(v.outs, in).count(c.Objective) >= b {
+		if n := c.tally(v.outs, in).count(c.Objective); n > b || strict && n == b {
 			opts.DropLexicon = append(opts.DropLexicon, g+1)
 			chosen[v.element] = 0
 		} else {
@@ -334,9 +343,9 @@ func (c *CV) choose(base []Outcome, lex, params []variant, in func(int) bool) (d
 
 // selection runs choose on the whole set and on each fold's training
 // folds, and scores the choices.
-func (c *CV) selection(base []Outcome, lex, params []variant) (MethodResult, []ElementResult, error) {
-	res := MethodResult{Method: "antler-cv"}
-	opts, chosenAll := c.choose(base, lex, params, all)
+func (c *CV) selection(method string, strict bool, base []Outcome, lex, params []variant) (MethodResult, []ElementResult, error) {
+	res := MethodResult{Method: method}
+	opts, chosenAll := c.choose(strict, base, lex, params, all)
 	outs, err := c.run(opts, nil)
 	if err != nil {
 		return res, nil, err
@@ -344,7 +353,7 @@ func (c *CV) selection(base []Outcome, lex, params []variant) (MethodResult, []E
 	res.InFold, res.InFoldOptions = c.tally(outs, all), opts
 	perFold := make([]map[string]float64, c.Folds)
 	for f := range c.Folds {
-		o, chosen := c.choose(base, lex, params, c.outOfFold(f))
+		o, chosen := c.choose(strict, base, lex, params, c.outOfFold(f))
 		perFold[f] = chosen
 		var held []int
 		for i := range c.Queries {
@@ -411,6 +420,14 @@ func (c *CV) elements(base []Outcome, lex, params []variant, chosenAll map[strin
 		}
 		chosen, _ := outsOf(vs, e.InFold, e.Shipped)
 		e.InFoldGain = count(chosen, all) - count(base, all)
+		for f := range c.Folds {
+			switch d := count(chosen, c.inFold(f)) - count(base, c.inFold(f)); {
+			case d > 0:
+				e.FoldsBetter++
+			case d < 0:
+				e.FoldsWorse++
+			}
+		}
 		for f := range c.Folds {
 			v := perFold[f][name]
 			e.PerFold = append(e.PerFold, v)
