@@ -248,11 +248,24 @@ func (u *agentUpdater) update(call *tool.Call, raw json.RawMessage) *tool.Result
 		return tool.Errorf("Agent '%s' could not be loaded: %s", name, storeErrorText(err))
 	}
 
-	// The merge runs under the agent's lock on the config as stored now,
-	// so that parallel update_agent calls of one step do not undo each
-	// other's fields.
+	changed, res := u.modify(user, name, in)
+	if res != nil {
+		return res
+	}
+	if len(changed) == 0 {
+		return tool.Text(fmt.Sprintf("No changes applied to agent '%s'. The provided values matched the existing config.", name))
+	}
+	call.Log().Info("update_agent: updated agent", "agent", name, "user", user, "fields", changed)
+	return tool.Text(fmt.Sprintf("Agent '%s' updated successfully. Changed: %s. The new configuration takes effect on the next user turn.", name, strings.Join(changed, ", ")))
+}
+
+// modify merges in into the stored agent and writes it, returning the
+// fields changed, or the error result. The merge runs under the agent's
+// lock on the config as stored now, so that parallel update_agent calls
+// of one step do not undo each other's fields.
+func (u *agentUpdater) modify(user, name string, in *updateArgs) ([]string, *tool.Result) {
 	var changed []string
-	err = store.Modify(user, name, func(cur *customagent.Agent) (customagent.Change, error) {
+	err := u.opts.Store.Modify(user, name, func(cur *customagent.Agent) (customagent.Change, error) {
 		if cur == nil {
 			return customagent.Change{}, customagent.ErrNotFound
 		}
@@ -269,23 +282,20 @@ func (u *agentUpdater) update(call *tool.Call, raw json.RawMessage) *tool.Result
 		}
 		return ch, nil
 	})
+	var ce *customagent.ConfigError
 	var mce *mcpChoiceError
 	switch {
 	case errors.Is(err, customagent.ErrNotFound):
-		return tool.Errorf("Agent '%s' does not exist for the current user. Use setup_agent to create a new agent first.", name)
+		return nil, tool.Errorf("Agent '%s' does not exist for the current user. Use setup_agent to create a new agent first.", name)
 	case errors.As(err, &ce):
-		return tool.Errorf("Agent '%s' has an unreadable config: %s", name, ce.Error())
+		return nil, tool.Errorf("Agent '%s' has an unreadable config: %s", name, ce.Error())
 	case errors.As(err, &mce):
-		return tool.Errorf("mcp_tools: %v", mce.err)
+		return nil, tool.Errorf("mcp_tools: %v", mce.err)
 	case err != nil:
 		u.opts.Logger.Error("update_agent: cannot update agent", "agent", name, "user", user, "err", err)
-		return tool.Errorf("Failed to update agent '%s': %s", name, storeErrorText(err))
+		return nil, tool.Errorf("Failed to update agent '%s': %s", name, storeErrorText(err))
 	}
-	if len(changed) == 0 {
-		return tool.Text(fmt.Sprintf("No changes applied to agent '%s'. The provided values matched the existing config.", name))
-	}
-	call.Log().Info("update_agent: updated agent", "agent", name, "user", user, "fields", changed)
-	return tool.Text(fmt.Sprintf("Agent '%s' updated successfully. Changed: %s. The new configuration takes effect on the next user turn.", name, strings.Join(changed, ", ")))
+	return changed, nil
 }
 
 // changedFields returns the config fields the update changes relative to
