@@ -318,3 +318,53 @@ func TestMCPGet_authorizationCodeBlock(t *testing.T) {
 		t.Errorf("mcp get: exit %d, or the secret shown:\n%s\n%s", code, out, errOut)
 	}
 }
+
+// TestServeMCPLogin: `antler serve` wires the gateway's login routes to
+// the token files its runs read: before the login the server's tools are
+// missing, a login through start and callback stores the default user's
+// tokens (0600), and the next listing has the tools without a restart.
+func TestServeMCPLogin(t *testing.T) {
+	a := mcpauthtest.New(t)
+	cfg, home := mcpLoginConfig(t, a)
+	url, stop := startServe(t, nil, "--config", cfg, "--home", home)
+	defer stop()
+	toolNames := func() string {
+		resp, err := http.Get(url + "/api/tools")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	if got := toolNames(); strings.Contains(got, "remote_whoami") {
+		t.Fatalf("tools before the login: %s", got)
+	}
+	resp, err := http.Post(url+"/api/mcp/oauth/remote/start", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var start struct {
+		AuthorizationURL string `json:"authorization_url"`
+	}
+	json.NewDecoder(resp.Body).Decode(&start)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || start.AuthorizationURL == "" {
+		t.Fatalf("start: status %d, %+v", resp.StatusCode, start)
+	}
+	page, err := http.Get(start.AuthorizationURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page.Body.Close()
+	if page.StatusCode != 200 {
+		t.Fatalf("callback: status %d", page.StatusCode)
+	}
+	fi, err := os.Stat(filepath.Join(home, "mcp_oauth", "default", "remote.json"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token file: %v, %v", fi, err)
+	}
+	if got := toolNames(); !strings.Contains(got, "remote_whoami") {
+		t.Errorf("tools after the login: %s", got)
+	}
+}
