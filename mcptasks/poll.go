@@ -31,7 +31,8 @@ func (r *Runtime) Run(ctx context.Context) {
 
 // RunOnce makes one pass: it claims the tasks whose cancellation is due
 // and cancels them at their servers, then claims the tasks whose poll is
-// due and polls them, at most max_concurrent_polls of each at once. Each
+// due and polls them, then (with a Notifier attached) delivers the due
+// notices, at most max_concurrent_polls of each at once. Each
 // call to a server is bounded by lease_seconds: an answer after the lease
 // would be refused anyway. Errors of single tasks are recorded on them;
 // the error returned is the store's.
@@ -51,6 +52,11 @@ func (r *Runtime) RunOnce(ctx context.Context) error {
 			wg.Go(func() { r.settle(ctx, st, t, cancel) })
 		}
 		wg.Wait()
+	}
+	if n := r.attachedNotifier(); n != nil {
+		if err := r.notify(ctx, st, n); err != nil {
+			return err
+		}
 	}
 	return ctx.Err()
 }

@@ -61,8 +61,9 @@ type Runtime struct {
 	logger *slog.Logger
 	open   func() (store.MCPTasks, error)
 
-	mu    sync.Mutex
-	store store.MCPTasks // guarded by mu until opened, then immutable
+	mu       sync.Mutex
+	store    store.MCPTasks // guarded by mu until opened, then immutable
+	notifier Notifier       // guarded by mu; nil: notices wait
 }
 
 // New returns a runtime. It fails when neither Store nor OpenStore, or no
