@@ -116,23 +116,34 @@ func containsAny(s string, patterns []string) bool {
 }
 
 // llmErrorText is the text the phrases are matched in: a provider
-// error's own message (not Antler's hints around it), else the error.
+// error's own message and code (DeerFlow matches the exception's text,
+// which holds the provider's error body; Antler's hints around them are
+// left out), else the error.
 func llmErrorText(err error) string {
 	var pe *model.ProviderError
 	if errors.As(err, &pe) && pe.Message != "" {
-		return pe.Message
+		return strings.TrimSpace(pe.Message + " " + pe.Code)
 	}
 	return err.Error()
 }
 
 // llmErrorDetail is the error as the fallback message's error_detail and
 // the run's error record carry it (DeerFlow's str(exc)).
+// It is cut at maxLLMErrorDetail bytes (on a rune boundary): a
+// provider's error body must not grow the thread without bound.
 func llmErrorDetail(err error) string {
-	if d := strings.TrimSpace(err.Error()); d != "" {
-		return d
+	d := strings.TrimSpace(err.Error())
+	if d == "" {
+		return llmErrorType(err)
 	}
-	return llmErrorType(err)
+	if len(d) > maxLLMErrorDetail {
+		d = strings.ToValidUTF8(d[:maxLLMErrorDetail], "") + "..."
+	}
+	return d
 }
+
+// maxLLMErrorDetail bounds an error's detail in a fallback message.
+const maxLLMErrorDetail = 4000
 
 // llmErrorType names the error's kind for error_type (DeerFlow: the
 // exception's class name): ProviderError for a provider's failure, else

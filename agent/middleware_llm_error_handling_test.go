@@ -13,6 +13,7 @@ import (
 	"github.com/antlerhq/antler/agent"
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/model"
+	"github.com/antlerhq/antler/store"
 	"github.com/antlerhq/antler/tool"
 )
 
@@ -358,5 +359,50 @@ func TestLLMErrorHandling_concurrencyCap(t *testing.T) {
 	}
 	if during != 0 {
 		t.Errorf("in flight while waiting to retry = %d, want 0", during)
+	}
+}
+
+// With a store, the fallback is saved as the thread's last message (the
+// model reads it on the next turn), the run is recorded as error with the
+// detail and the thread as error, as DeerFlow's worker records it; the
+// next run on the thread starts from it.
+func TestLLMErrorHandling_storedRunAndThread(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	calls := agent.NewLLMCalls(agent.LLMCallsOptions{LLMCall: config.LLMCall{RetryMaxAttempts: 1}})
+	fm := &fakeModel{steps: []step{failWith(providerErr(503, "down")), answer("back")}}
+	mw := agent.LLMErrorHandling(agent.LLMErrorHandlingOptions{Calls: calls, Sleep: (&sleeps{}).sleep, Jitter: lowJitter})
+	a := newAgent(t, agent.Options{Model: fm, Store: st, ModelMiddlewares: []tool.ModelMiddleware{mw}})
+	ctx := t.Context()
+	out, err := a.Invoke(ctx, agent.Input{ThreadID: "t1", RunID: "r1", Messages: []model.Message{model.UserText("hi")}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := st.GetRun(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	detail := `model "m" (openai): HTTP 503 Service Unavailable: down`
+	if run.Status != store.RunError || run.StopReason != "error" || run.Error != detail || out.Error != detail {
+		t.Errorf("run = %s %s %q, outcome error %q; want error with %q", run.Status, run.StopReason, run.Error, out.Error, detail)
+	}
+	th, err := st.GetThread(ctx, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if th.Status != store.ThreadError {
+		t.Errorf("thread status = %s, want error", th.Status)
+	}
+	if _, err := a.Invoke(ctx, agent.Input{ThreadID: "t1", RunID: "r2", Messages: []model.Message{model.UserText("again")}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var roles []string
+	for _, m := range fm.request(1).Messages {
+		if m.Role != model.RoleSystem {
+			roles = append(roles, string(m.Role)+":"+m.Content)
+		}
+	}
+	want := []string{"user:hi", "assistant:" + unavailableText, "user:again"}
+	if diff := cmp.Diff(want, roles); diff != "" {
+		t.Errorf("the next request (-want +got):\n%s", diff)
 	}
 }

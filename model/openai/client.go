@@ -3,6 +3,7 @@ package openai
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -60,6 +61,11 @@ type client struct {
 type apiError struct {
 	StatusCode int
 	Message    string // the error object's message, else the body
+	// Code is the error object's code, else its type ("" for none).
+	Code string
+	// RetryAfter is the answer's wait hint (0 for none), at most
+	// maxRetryAfter.
+	RetryAfter time.Duration
 }
 
 func (e *apiError) Error() string {
@@ -228,15 +234,34 @@ func readAPIError(resp *http.Response) error {
 	if err != nil {
 		return fmt.Errorf("reading the HTTP %d answer: %w", resp.StatusCode, err)
 	}
+	ae := &apiError{StatusCode: resp.StatusCode}
+	if d, ok, tooLong := retryAfter(resp.Header, time.Now()); ok {
+		ae.RetryAfter = d
+		if tooLong {
+			ae.RetryAfter = maxRetryAfter
+		}
+	}
 	if len(b) > maxErrorBytes {
-		return &apiError{StatusCode: resp.StatusCode,
-			Message: fmt.Sprintf("the error answer is larger than %d bytes", maxErrorBytes)}
+		ae.Message = fmt.Sprintf("the error answer is larger than %d bytes", maxErrorBytes)
+		return ae
 	}
 	var eb errorBody
 	if json.Unmarshal(b, &eb) == nil && eb.Error != nil && eb.Error.Message != "" {
-		return &apiError{StatusCode: resp.StatusCode, Message: eb.Error.Message}
+		ae.Message = eb.Error.Message
+		ae.Code = cmp.Or(rawString(eb.Error.Code), rawNumber(eb.Error.Code), eb.Error.Type)
+		return ae
 	}
-	return &apiError{StatusCode: resp.StatusCode, Message: strings.TrimSpace(string(b))}
+	ae.Message = strings.TrimSpace(string(b))
+	return ae
+}
+
+// rawNumber returns raw as text when it is a JSON number, else "".
+func rawNumber(raw json.RawMessage) string {
+	var n json.Number
+	if len(raw) == 0 || json.Unmarshal(raw, &n) != nil {
+		return ""
+	}
+	return n.String()
 }
 
 // chunkStream is an open streamed answer: the chunks of its

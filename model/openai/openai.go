@@ -255,6 +255,7 @@ func (m *Model) wrap(ctx context.Context, err error) error {
 	case errors.As(err, &apiErr):
 		pe.StatusCode = apiErr.StatusCode
 		pe.Message = apiErr.Message
+		pe.Code, pe.RetryAfter = apiErr.Code, apiErr.RetryAfter
 		if apiErr.StatusCode == http.StatusUnauthorized {
 			pe.Hint = "check api_key or " + cmp.Or(m.opts.APIKeyEnv, "OPENAI_API_KEY")
 		}

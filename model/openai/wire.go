@@ -161,7 +161,9 @@ type chatCompletion struct {
 // frame of a stream.
 type errorBody struct {
 	Error *struct {
-		Message string `json:"message"`
+		Message string          `json:"message"`
+		Code    json.RawMessage `json:"code"`
+		Type    string          `json:"type"`
 	} `json:"error"`
 }
 
