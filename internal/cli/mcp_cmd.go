@@ -229,6 +229,7 @@ server is not contacted.`,
 			if !ok {
 				return noServerError(ext.Path, args[0], ext.ServerNames())
 			}
+			ext = ownServerFile(c, g, ext, s.Name) // a --user's own server is shown from the user's file
 			m, err := newMCPManager(g, ext)
 			if err != nil {
 				return err

@@ -85,6 +85,32 @@ func loadMCPView(c *cobra.Command, g *globals) (*config.Extensions, error) {
 	return view, nil
 }
 
+// ownServerFile returns view with the path of --user's file when name is
+// one of that user's own servers (mcp get reads the entry as written
+// there), view itself otherwise.
+func ownServerFile(c *cobra.Command, g *globals, view *config.Extensions, name string) *config.Extensions {
+	if !userFlagSet(c) {
+		return view
+	}
+	files, err := cliUserMCPFiles(g)
+	if err != nil {
+		return view
+	}
+	u, err := files.Load(g.user)
+	if err != nil {
+		return view
+	}
+	if _, own := u.MCPServers[name]; !own {
+		return view
+	}
+	if _, shared := view.MCPServers[name]; !shared {
+		return view
+	}
+	cp := *view
+	cp.Path = u.Path
+	return &cp
+}
+
 // runMCPAddUser is `antler mcp add --user USER NAME ...`: NAME a shared
 // server and only --header/--env given sets the user's values for its
 // secrets; otherwise NAME becomes one of the user's own servers.

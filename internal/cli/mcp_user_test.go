@@ -73,6 +73,13 @@ func TestMCPAddUserServerIsThatUsersOnly(t *testing.T) {
 		}
 	}
 
+	code, out, errOut = cli("--user", "alice", "mcp", "get", "mine")
+	if code != 0 || !strings.Contains(out, "mine ("+path+")") || !strings.Contains(out, "get_weather") || !strings.Contains(out, "env:") {
+		t.Errorf("mcp get --user alice mine: exit %d out %q err %q", code, out, errOut)
+	}
+	if code, _, errOut := cli("--user", "bob", "mcp", "get", "mine"); code == 0 || !strings.Contains(errOut, `no server "mine"`) {
+		t.Errorf("mcp get --user bob mine: exit %d err %q", code, errOut)
+	}
 	for _, tc := range []struct {
 		name string
 		args []string
