@@ -3,15 +3,18 @@ package anthropic
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"iter"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -201,6 +204,10 @@ func (m *Model) wrap(ctx context.Context, err error) error {
 	case errors.As(err, &apiErr):
 		pe.StatusCode = apiErr.StatusCode
 		pe.Message = cmp.Or(apiErr.Message, strings.TrimSpace(apiErr.RawJSON()), err.Error())
+		pe.Code = errorType(apiErr.RawJSON())
+		if apiErr.Response != nil {
+			pe.RetryAfter = retryAfter(apiErr.Response.Header)
+		}
 		if pe.StatusCode < 300 {
 			// An error event inside a 200 stream.
 			pe.StatusCode = 0
@@ -218,4 +225,40 @@ func (m *Model) wrap(ctx context.Context, err error) error {
 		pe.Message = err.Error()
 	}
 	return pe
+}
+
+// errorType is the error.type of an Anthropic error body
+// ("rate_limit_error", "overloaded_error"), "" when it has none.
+func errorType(raw string) string {
+	var body struct {
+		Error struct {
+			Type string `json:"type"`
+		} `json:"error"`
+	}
+	if json.Unmarshal([]byte(raw), &body) != nil {
+		return ""
+	}
+	return body.Error.Type
+}
+
+// maxRetryAfter bounds the wait an answer may ask for.
+const maxRetryAfter = 2 * time.Minute
+
+// retryAfter is an answer's retry-after-ms or retry-after (seconds) hint,
+// at most maxRetryAfter; 0 when it gives none.
+func retryAfter(h http.Header) time.Duration {
+	for _, hint := range [...]struct {
+		name string
+		unit time.Duration
+	}{{"Retry-After-Ms", time.Millisecond}, {"Retry-After", time.Second}} {
+		f, err := strconv.ParseFloat(h.Get(hint.name), 64)
+		if err != nil || math.IsNaN(f) || f <= 0 {
+			continue
+		}
+		if f >= float64(maxRetryAfter)/float64(hint.unit) {
+			return maxRetryAfter
+		}
+		return time.Duration(f * float64(hint.unit))
+	}
+	return 0
 }

@@ -201,6 +201,7 @@ func (m *Model) wrap(ctx context.Context, err error) error {
 	case errors.As(err, &apiErr):
 		pe.StatusCode = apiErr.Code
 		pe.Message = cmp.Or(apiErr.Message, apiErr.Status)
+		pe.Code = apiErr.Status
 		switch {
 		case apiErr.Code == http.StatusUnauthorized || apiErr.Code == http.StatusForbidden ||
 			strings.Contains(apiErr.Message, "API key"):
