@@ -216,6 +216,7 @@ func (m *Manager) evictUserViewLocked() {
 		}
 		child := m.users[oldest].m
 		delete(m.users, oldest)
+		child.stop()
 		m.goBG(func() { _ = child.Close() })
 	}
 }
@@ -251,6 +252,7 @@ func (m *Manager) closeUserViews(closing bool) {
 		if closing {
 			_ = v.m.Close()
 		} else {
+			v.m.stop() // its calls are refused from now on (notOwner)
 			m.goBG(func() { _ = v.m.Close() })
 		}
 	}
@@ -259,8 +261,18 @@ func (m *Manager) closeUserViews(closing bool) {
 // notOwner is the error result of a call of a user's server made for
 // another user; assembly never hands such a tool to another user's run,
 // so this is a last guard.
+//
+// It also refuses a call of a view that was closed (evicted at the
+// MaxUserViews bound, or by Reset) while a run still held its tools: the
+// call would open a session in the shared pool that nothing closes.
 func (m *Manager) notOwner(call *tool.Call, serverName string) *tool.Result {
-	if m.owner == "" || call == nil || call.UserID == "" || call.UserID == m.owner {
+	if m.owner == "" {
+		return nil
+	}
+	if m.life.Err() != nil {
+		return tool.Errorf("the MCP servers of user '%s' were closed meanwhile (configuration reset or too many users); the next turn opens them again", m.owner)
+	}
+	if call == nil || call.UserID == "" || call.UserID == m.owner {
 		return nil
 	}
 	return tool.Errorf("MCP server '%s' belongs to another user's configuration", serverName)

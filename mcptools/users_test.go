@@ -191,8 +191,17 @@ func TestUserViewsBoundAndReset(t *testing.T) {
 			t.Fatalf("%s: %v, %v", u, names(tools), err)
 		}
 	}
+	old, _ := m.ToolsFor(t.Context(), "u2")
 	m.Reset()
-	if tools, err := m.ToolsFor(t.Context(), "u2"); err != nil || len(tools) != 2 {
+	tools, err := m.ToolsFor(t.Context(), "u2")
+	if err != nil || len(tools) != 2 {
 		t.Fatalf("after Reset: %v, %v", names(tools), err)
+	}
+	// A tool of the closed view, still bound by a run, fails cleanly.
+	if got := userCall(t, old[0], "u2", `{"message":"x"}`); !strings.Contains(got, "were closed meanwhile") {
+		t.Errorf("call of a closed view = %q", got)
+	}
+	if got := userCall(t, tools[0], "u2", `{"message":"x"}`); got != "Echo: x" {
+		t.Errorf("call of the new view = %q", got)
 	}
 }
