@@ -50,6 +50,13 @@
 // arrays allocated and the search code and data already touched: without
 // it the first query cost three to five times a later one.
 //
+// The tuned constants (field weights and b, k1, boosts, the weights of a
+// word's alternatives, truncation bounds), each lexicon group and RM3
+// pseudo-relevance feedback (off) can be switched through [Options] and
+// [BuildWith], for the offline cross-validation by server of package
+// searcheval; [Build] is BuildWith with the zero Options, the shipped
+// ranker.
+//
 // Building splits the catalogue between two goroutines (see
 // buildIndexSplit); the index is the same, term and document ids
 // included, however it is split.
