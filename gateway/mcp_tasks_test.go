@@ -3,12 +3,16 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/antlerhq/antler/gateway"
 	"github.com/antlerhq/antler/mcptasks"
+	"github.com/antlerhq/antler/model"
+	"github.com/antlerhq/antler/model/modeltest"
 	"github.com/antlerhq/antler/store"
 	"github.com/antlerhq/antler/tool"
 )
@@ -93,5 +97,52 @@ func TestMCPTaskRoutesDisabled(t *testing.T) {
 	e.json("POST", "/api/threads", "", map[string]any{"thread_id": "t1"}, 200, nil)
 	if got := e.status("GET", "/api/threads/t1/mcp-tasks", "", nil); got != http.StatusServiceUnavailable {
 		t.Errorf("list = %d, want 503", got)
+	}
+}
+
+// A notice starts a run on the task's thread whose hidden input holds the
+// task's state, so that the agent tells the user; a thread that is gone
+// refuses it.
+func TestNotifyMCPTask(t *testing.T) {
+	m := modeltest.New(modeltest.Turn{Text: "Your report is ready: 3 pages."})
+	e := newEnv(t, envOptions{model: m, gateway: func(o *gateway.Options) {
+		rt, err := mcptasks.New(mcptasks.Options{Store: o.Store.(store.MCPTasks), MCP: noMCP{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.MCPTasks = rt
+	}})
+	e.json("POST", "/api/threads", "", map[string]any{"thread_id": "t1"}, 200, nil)
+	task := &store.MCPTask{ID: "a", UserID: e.gw.DefaultUserID(), ThreadID: "t1", Toolset: "Report", Server: "srv", RemoteID: "remote-a",
+		Status: store.MCPTaskCompleted, Result: json.RawMessage(`{"pages":3}`)}
+	if err := e.gw.NotifyMCPTask(t.Context(), task); err != nil {
+		t.Fatal(err)
+	}
+	var runs []map[string]any
+	e.json("GET", "/api/threads/t1/runs", "", nil, 200, &runs)
+	if len(runs) != 1 {
+		t.Fatalf("runs = %v", runs)
+	}
+	e.waitRun("t1", runs[0]["run_id"].(string), "success")
+	req := m.LastRequest()
+	var input string
+	for _, msg := range req.Messages {
+		if msg.Role == model.RoleUser {
+			input = msg.Text()
+		}
+	}
+	if !strings.Contains(input, "background task") || !strings.Contains(input, `{\"pages\":3}`) && !strings.Contains(input, `"pages":3`) || strings.Contains(input, "remote-a") {
+		t.Errorf("the notice run's input = %q", input)
+	}
+	var state map[string]any
+	e.json("GET", "/api/threads/t1/state", "", nil, 200, &state)
+	b, _ := json.Marshal(state)
+	if !strings.Contains(string(b), `"hide_from_ui":true`) || !strings.Contains(string(b), "Your report is ready") {
+		t.Errorf("thread state = %s", b)
+	}
+
+	task.ThreadID = "gone"
+	if err := e.gw.NotifyMCPTask(t.Context(), task); !errors.Is(err, mcptasks.ErrNoticeRefused) {
+		t.Errorf("notice to a missing thread: %v, want ErrNoticeRefused", err)
 	}
 }

@@ -89,7 +89,7 @@ func (s *session) chat(ctx context.Context) error {
 	in := newLineReader(ctx, s.app.g.opts.Stdin, s.app.stdout, promptw, chatHistoryPath(s.app.g.opts.Getenv), sigs, s.warn)
 	defer in.close()
 	c := &chatLoop{s: s, in: in, turn: &chatTurn{in: in}}
-	s.app.startMCPTaskPoller()
+	s.app.startMCPTaskPoller(nil)
 	defer s.app.elicit.attach(c.elicit)()
 	if err := c.preflight(ctx); err != nil {
 		return err

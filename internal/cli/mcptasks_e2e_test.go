@@ -3,10 +3,12 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -61,14 +63,15 @@ func (rt *reportTasks) serve(t *testing.T) string {
 }
 
 // A task submitted by `antler run` is stored; `antler serve`, started
-// later on the same home, polls it to its end and serves it on the task
-// routes.
+// later on the same home, polls it to its end, serves it on the task
+// routes and tells the thread in a notice run.
 func TestE2EBackgroundTaskSubmittedByRunPolledByServe(t *testing.T) {
 	tasks := &reportTasks{}
 	ext := tasks.serve(t)
 	srv := modeltest.NewServer(t,
 		modeltest.Turn{ToolCalls: []model.ToolCall{toolCall("c1", "reports_submit_report", `{"topic":"q1"}`)}},
-		modeltest.Turn{Text: "The report is being written in the background."})
+		modeltest.Turn{Text: "The report is being written in the background."},
+		modeltest.Turn{Text: "Good news: your Q1 report is ready."}) // the notice run
 	cfg, home := e2eConfig(t, srv.URL)
 	f, err := os.OpenFile(cfg, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
@@ -114,6 +117,24 @@ func TestE2EBackgroundTaskSubmittedByRunPolledByServe(t *testing.T) {
 	resp.Body.Close()
 	if detail["result"] != "the Q1 report is ready" {
 		t.Errorf("detail = %v", detail)
+	}
+	// The end is told on the thread by a notice run (DeerFlow's
+	// notification run) whose answer joins the thread.
+	var state []byte
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		resp, err := http.Get(url + "/api/threads/t1/state")
+		if err != nil {
+			t.Fatal(err)
+		}
+		state, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(state), "your Q1 report is ready") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(string(state), "your Q1 report is ready") || !strings.Contains(string(state), `"hide_from_ui":true`) {
+		t.Errorf("thread t1 after the notice = %s", state)
 	}
 	if code := stop(); code != 0 {
 		t.Errorf("serve exit = %d", code)

@@ -77,7 +77,7 @@ func serve(ctx context.Context, g *globals, addr string) error {
 	if err := a.startScheduler(ctx, gw); err != nil {
 		return err
 	}
-	a.startMCPTaskPoller()
+	a.startMCPTaskPoller(gw)
 	// MCP servers' questions reach the human of the run that asked, as a
 	// clarification card (gateway/elicit.go).
 	a.elicit.route(gw.Elicit)

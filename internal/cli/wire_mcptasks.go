@@ -58,10 +58,15 @@ func (a *app) withTaskToolsets(mcp toolset.MCPSource) toolset.MCPSource {
 
 // startMCPTaskPoller polls the background tasks until the app closes
 // (serve and chat; a one-shot run leaves its tasks to them), when
-// mcp_tasks is enabled.
-func (a *app) startMCPTaskPoller() {
+// mcp_tasks is enabled. Notices of tasks that ended or ask a question go
+// through n (serve's gateway starts a run on the thread); with n nil
+// (chat) they wait for a process that has one.
+func (a *app) startMCPTaskPoller(n mcptasks.Notifier) {
 	if a.mcpTasks == nil {
 		return
+	}
+	if n != nil {
+		a.mcpTasks.AttachNotifier(n)
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
