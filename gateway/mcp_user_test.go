@@ -10,11 +10,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/gateway"
 	"github.com/antlerhq/antler/mcptools"
+	"github.com/antlerhq/antler/model"
+	"github.com/antlerhq/antler/model/modeltest"
 	"github.com/antlerhq/antler/tool"
 )
 
@@ -31,7 +34,9 @@ func (l *lateMCP) ToolsFor(ctx context.Context, user string) ([]*tool.Tool, erro
 // admin), a shared in-memory server "shared", a shared server "gh" whose
 // Authorization comes from an unset variable, and the users' MCP files
 // read by both the routes and the runs' MCP source.
-func newUserMCPEnv(t *testing.T) *env {
+func newUserMCPEnv(t *testing.T) *env { return newUserMCPEnvWith(t, nil) }
+
+func newUserMCPEnvWith(t *testing.T, m model.ChatModel) *env {
 	t.Helper()
 	echo := func(name string) *mcp.Server {
 		s := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1"}, nil)
@@ -54,7 +59,7 @@ func newUserMCPEnv(t *testing.T) *env {
 	}
 	late := &lateMCP{}
 	files := &config.UserMCPFiles{}
-	e := newEnv(t, envOptions{mcp: late,
+	e := newEnv(t, envOptions{mcp: late, model: m,
 		extensions: `{"mcpServers": {
 		  "shared": {"type": "http", "url": "http://127.0.0.1:1/unused"},
 		  "gh": {"type": "http", "url": "http://127.0.0.1:1/unused", "headers": {"Authorization": "$ANTLER_TEST_UNSET_GH_AUTH"}}
@@ -209,3 +214,37 @@ func toAnyStrings(v any) []string {
 }
 
 func ioCopy(b *strings.Builder, resp *http.Response) (int64, error) { return io.Copy(b, resp.Body) }
+
+// A run of alice's calls her own server; the same call in bob's run finds
+// no such tool (it was never bound).
+func TestUserMCPServerInRuns(t *testing.T) {
+	answer := func(req *model.Request) modeltest.Turn {
+		return modeltest.Turn{Text: "tool said: " + modeltest.LastMessage(req).Content}
+	}
+	call := modeltest.Turn{ToolCalls: []model.ToolCall{{ID: "call_n", Name: "notes_echo", Arguments: []byte(`{}`)}}}
+	e := newUserMCPEnvWith(t, modeltest.New(call, modeltest.Turn{Func: answer}, call, modeltest.Turn{Func: answer}))
+	e.json("PUT", "/api/mcp/user/servers/notes", "alice-tok", map[string]any{"type": "http", "url": "http://notes.example/mcp"}, 200, nil)
+	for _, tc := range []struct{ token, want string }{
+		{"alice-tok", "tool said: notes"},
+		{"bob-tok", "tool said: Error: "},
+	} {
+		tid := uuid.NewString()
+		resp := e.startStream(tid, tc.token, runBody(tid, humanInput("use notes", nil)))
+		tr, err := readAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var final string
+		for _, id := range tr.Order {
+			if m := tr.Messages[id]; m["type"] == "ai" {
+				if c, _ := m["content"].(string); c != "" {
+					final = c
+				}
+			}
+		}
+		if !strings.HasPrefix(final, tc.want) {
+			t.Errorf("%s: final answer %q, want it to start with %q", tc.token, final, tc.want)
+		}
+	}
+}
