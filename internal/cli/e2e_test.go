@@ -171,18 +171,22 @@ func TestE2EUnknownToolAndModelError(t *testing.T) {
 		modeltest.Turn{ToolCalls: []model.ToolCall{toolCall("c1", "lsls", `{}`)}},
 		modeltest.Turn{Text: "partial answer", Error: "upstream overloaded"})
 	cfg, home := e2eConfig(t, srv.URL)
+	appendFile(t, cfg, "llm_call:\n  retry_max_attempts: 1\n")
 	code, out, _ := antlerProcess(t, "--config", cfg, "--home", home, "run", "--json", "--thread", "t1", "go")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1 after a model error", code)
 	}
+	// The failed model call is answered with DeerFlow's error fallback
+	// message, which names the failure in its Meta.
 	var toolErr, modelErr bool
 	for _, ev := range parseEvents(t, out) {
 		if ev.Type == "tool_end" && ev.IsError && ev.Message != nil &&
 			strings.HasPrefix(ev.Message.Content, "Error: lsls is not a valid tool, try one of [") {
 			toolErr = true
 		}
-		if ev.Type == "error" && strings.Contains(ev.Error, "upstream overloaded") {
-			modelErr = true
+		if ev.Type == "message" && ev.Message != nil && ev.Message.Meta["deerflow_error_fallback"] == true {
+			detail, _ := ev.Message.Meta["error_detail"].(string)
+			modelErr = strings.Contains(detail, "upstream overloaded")
 		}
 	}
 	if !toolErr || !modelErr {
@@ -264,3 +268,4 @@ func TestE2ESubagentTask(t *testing.T) {
 		t.Errorf("lead's final answer %q lacks the subagent's result", final)
 	}
 }
+
