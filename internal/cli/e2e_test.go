@@ -268,4 +268,3 @@ func TestE2ESubagentTask(t *testing.T) {
 		t.Errorf("lead's final answer %q lacks the subagent's result", final)
 	}
 }
-
