@@ -112,8 +112,7 @@ func mcpTaskItem(t *store.MCPTask, threshold int) map[string]any {
 	}
 }
 
-// mcpTaskDetail is one task in DeerFlow's detail shape. Antler sends no
-// notification runs (notification_* are "none" and 0) and keeps no
+// mcpTaskDetail is one task in DeerFlow's detail shape. Antler keeps no
 // result_artifact; a failed cancellation's error is the task's error.
 func mcpTaskDetail(t *store.MCPTask, threshold int) map[string]any {
 	d := mcpTaskItem(t, threshold)
@@ -125,15 +124,30 @@ func mcpTaskDetail(t *store.MCPTask, threshold int) map[string]any {
 	d["last_poll_error"] = shortError(t.LastPollError)
 	d["last_cancel_error"] = cancelErr
 	d["cancel_attempt_count"] = t.CancelAttempts
-	d["notification_status"] = "none"
-	d["notification_error"] = nil
-	d["notification_attempt_count"] = 0
+	d["notification_status"] = noticeStatus(t)
+	d["notification_error"] = shortError(t.NotifyError)
+	d["notification_attempt_count"] = t.NotifyAttempts
 	d["result"] = rawOrNil(t.Result)
 	d["result_preview"] = nilIfEmpty(t.ResultPreview)
 	d["result_truncated"] = t.ResultTruncated
 	d["result_artifact"] = nil
 	d["input_required"] = rawOrNil(t.InputRequired)
 	return d
+}
+
+// noticeStatus is DeerFlow's notification_status of t: "pending" while
+// a notice is due, "dead_letter" once one was given up, "delivered" after
+// one was, else "none".
+func noticeStatus(t *store.MCPTask) string {
+	switch {
+	case !t.NotifyDueAt.IsZero():
+		return "pending"
+	case t.NotifyError != "":
+		return "dead_letter"
+	case !t.NotifiedAt.IsZero():
+		return "delivered"
+	}
+	return "none"
 }
 
 func shortError(s string) any {

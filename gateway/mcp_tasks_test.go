@@ -64,7 +64,7 @@ func TestMCPTaskRoutes(t *testing.T) {
 	}
 	var detail map[string]any
 	e.json("GET", "/api/threads/t1/mcp-tasks/a", "", nil, 200, &detail)
-	if detail["status"] != "completed" || detail["result"].(map[string]any)["pages"] != 3.0 || detail["notification_status"] != "none" {
+	if detail["status"] != "completed" || detail["result"].(map[string]any)["pages"] != 3.0 || detail["notification_status"] != "none" || detail["notification_attempt_count"] != 0.0 {
 		t.Errorf("detail = %v", detail)
 	}
 	for path, want := range map[string]int{
