@@ -76,3 +76,48 @@ func TestTallyCount(t *testing.T) {
 		t.Errorf("count: recall %d hit %d, want 3 and 2", tl.count("recall"), tl.count("hit"))
 	}
 }
+
+// TestLexiconVariantsRerunOnlyTouched: re-running only the queries that
+// hold a word of a group gives what re-running every query gives.
+func TestLexiconVariantsRerunOnlyTouched(t *testing.T) {
+	tools, ids := Tools([]Entry{
+		{ID: "shop/fetch_price", Server: "shop", Name: "fetch_price", Description: "Price of a product."},
+		{ID: "docs/list_files", Server: "docs", Name: "list_files", Description: "Enumerate the documents of a folder."},
+		{ID: "img/make_picture", Server: "img", Name: "make_picture", Description: "Draw a photo."},
+		{ID: "web/lookup", Server: "web", Name: "lookup", Description: "Search the web."},
+	})
+	queries := []Query{
+		{Query: "get the price of a phone", GoldIDs: []string{"shop/fetch_price"}},
+		{Query: "show me my files", GoldIDs: []string{"docs/list_files"}},
+		{Query: "create an image of a cat", GoldIDs: []string{"img/make_picture"}},
+		{Query: "find pages about zebras", GoldIDs: []string{"web/lookup"}},
+	}
+	c := &CV{Tools: tools, IDs: ids, Queries: queries, Fold: []int{0, 1, 0, 1}, Folds: 2, K: 1, Objective: "recall"}
+	base, err := c.run(deferred.SearchOptions{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs, err := c.lexiconVariants(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vs) != len(deferred.SearchLexiconGroups()) {
+		t.Fatalf("%d variants for %d groups", len(vs), len(deferred.SearchLexiconGroups()))
+	}
+	changed := 0
+	for g, v := range vs {
+		full, err := c.run(deferred.SearchOptions{DropLexicon: []int{g + 1}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(full, v.outs); diff != "" {
+			t.Errorf("group %d: touched-only re-run differs from a full one (-full +touched):\n%s", g+1, diff)
+		}
+		if !cmp.Equal(base, v.outs) {
+			changed++
+		}
+	}
+	if changed == 0 {
+		t.Error("no group changed any outcome: the catalogue does not exercise the lexicon")
+	}
+}

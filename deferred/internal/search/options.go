@@ -45,15 +45,15 @@ type fieldParam struct{ weight, b float64 }
 
 // params are the resolved tuned constants of one index.
 type params struct {
-	field                                 [numFields]fieldParam
-	k1, nameCoverage, server, exactName   float64
-	synonym, derivation, gloss, bigram    float64
-	pathFile, prefix, minPrefix, maxExt   float64
-	regexFirst                            float64
-	maxBoost                              float64 // the largest factor the boosts multiply by
-	rm3                                   RM3
-	syn                                   map[string][]string
-	customSyn, customFields, customParams bool
+	field                               [numFields]fieldParam
+	k1, nameCoverage, server, exactName float64
+	synonym, derivation, gloss, bigram  float64
+	pathFile, prefix, minPrefix, maxExt float64
+	regexFirst                          float64
+	maxBoost                            float64 // the largest factor the boosts multiply by
+	rm3                                 RM3
+	syn                                 map[string][]string
+	customSyn                           bool // syn replaces the shared synonym table
 }
 
 var fieldNames = [numFields]string{
@@ -177,8 +177,6 @@ func (o Options) resolve() (params, error) {
 			return p, fmt.Errorf("search options: parameter %q is %v, want ≥ 0", name, v)
 		}
 		*r = v
-		p.customParams = true
-		p.customFields = p.customFields || strings.HasPrefix(name, "field.") || strings.HasPrefix(name, "b.")
 	}
 	for k, f := range p.field {
 		if f.b > 1 || f.weight == 0 {
