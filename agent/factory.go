@@ -511,7 +511,7 @@ func (f *Factory) leadPrompt(ctx context.Context, req Request, spec *AgentSpec, 
 // leadChain says which middlewares the lead agent's chains hold.
 func (f *Factory) leadChain(req Request, def *deferred.Deferred, modelName string) ChainSpec {
 	spec := ChainSpec{ToolMiddlewares: f.opts.ToolMiddlewares, ModelMiddlewares: f.opts.ModelMiddlewares,
-		Deferred: def, Clarification: true, ModelLength: true,
+		Deferred: def, Clarification: true, TerminalResponse: true, ModelLength: true,
 		LLMErrorHandling: LLMErrorHandling(LLMErrorHandlingOptions{Calls: f.llmCalls, ModelName: modelName})}
 	if req.SubagentEnabled && f.opts.SubagentLimit != nil {
 		spec.SubagentLimit = f.opts.SubagentLimit(f.maxConcurrent(req))

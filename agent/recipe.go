@@ -44,6 +44,10 @@ type ChainSpec struct {
 	// still fails into an assistant message (LLMErrorHandling); nil adds
 	// none.
 	LLMErrorHandling tool.ModelMiddleware
+	// TerminalResponse asks once more for an empty final answer after
+	// tool calls, then fails the run with an explanation
+	// (TerminalResponse, lead agent).
+	TerminalResponse bool
 	// ModelLength ends a run whose final answer the provider cut at its
 	// output limit with stop reason model_length_capped
 	// (ModelLengthFinishReason, lead agent).
@@ -83,8 +87,8 @@ func (c *Chain) addModel(name string, mw tool.ModelMiddleware) {
 // repair, LLM error handling (so that a retry runs everything inside it
 // again, as DeerFlow places it in its shared base), the embedder's
 // middlewares, deferred routing then the deferred filter, the subagent
-// limit, loop detection, the token budget, the model length finish
-// reason, the safety finish reason (innermost, so
+// limit, loop detection, the token budget, the terminal response guard,
+// the model length finish reason, the safety finish reason (innermost, so
 // that it sees the provider's response first and the guards outside it
 // count the calls it leaves, as DeerFlow registers it last of them).
 func (s ChainSpec) Build() Chain {
@@ -122,6 +126,9 @@ func (s ChainSpec) Build() Chain {
 	}
 	if s.TokenBudget != nil {
 		c.addModel("token_budget", s.TokenBudget)
+	}
+	if s.TerminalResponse {
+		c.addModel("terminal_response", TerminalResponse())
 	}
 	if s.ModelLength {
 		c.addModel("model_length_finish_reason", ModelLengthFinishReason())
