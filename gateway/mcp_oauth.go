@@ -246,7 +246,8 @@ func (s *Server) mcpLoginStatus(w http.ResponseWriter, r *http.Request, u *princ
 }
 
 // mcpLogout answers DELETE /api/mcp/oauth/{name}: the caller's stored
-// login to the server is deleted (not revoked).
+// tokens are revoked at the authorization server (best effort) and
+// deleted.
 func (s *Server) mcpLogout(w http.ResponseWriter, r *http.Request, u *principal) {
 	st := s.opts.MCPLogin.Store
 	if st == nil {
@@ -255,14 +256,20 @@ func (s *Server) mcpLogout(w http.ResponseWriter, r *http.Request, u *principal)
 	}
 	name := r.PathValue("name")
 	rec, err := st.Load(r.Context(), u.ID, name)
+	revoked := false
 	if err == nil && rec != nil {
+		if rerr := mcpauth.Revoke(r.Context(), s.opts.MCPLogin.Client, rec); rerr != nil {
+			s.logger.Info("MCP logout: tokens not revoked", "mcp_server", name, "user", u.ID, "err", rerr)
+		} else {
+			revoked = true
+		}
 		err = st.Delete(r.Context(), u.ID, name)
 	}
 	if err != nil {
 		s.internal(w, "cannot delete the stored login: "+err.Error(), err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"server": name, "logged_out": rec != nil})
+	writeJSON(w, http.StatusOK, map[string]any{"server": name, "logged_out": rec != nil, "revoked": revoked})
 }
 
 // reserve takes a slot for a login about to start, false when max are

@@ -135,7 +135,7 @@ func TestMCPLoginRoutes(t *testing.T) {
 		t.Fatal("bob's logout deleted alice's login")
 	}
 	e.json("DELETE", "/api/mcp/oauth/remote", aliceToken, nil, 200, &out)
-	if rec, _ := st.Load(t.Context(), "alice", "remote"); out["logged_out"] != true || rec != nil {
+	if rec, _ := st.Load(t.Context(), "alice", "remote"); out["logged_out"] != true || out["revoked"] != true || rec != nil {
 		t.Errorf("alice's logout = %v, stored %v", out, rec)
 	}
 }

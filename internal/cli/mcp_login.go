@@ -259,10 +259,11 @@ func newMCPLogoutCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "logout NAME",
 		Short: "Delete the stored login of --user to an MCP server",
-		Long: `Delete the tokens that antler mcp login stored for --user and the MCP
-server NAME; that user's runs then get "needs authorization" from the
-server until the next login. The tokens are not revoked at the
-authorization server.`,
+		Long: `Revoke the tokens that antler mcp login stored for --user and the MCP
+server NAME at the authorization server, when it announces a revocation
+endpoint, and delete them; that user's runs then get "needs authorization"
+from the server until the next login. A failed revocation is reported; the
+tokens are deleted anyway.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeServerNames(g),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -281,10 +282,14 @@ authorization server.`,
 				fmt.Fprintf(c.OutOrStdout(), "No stored login of user '%s' to MCP server '%s'.\n", g.user, args[0])
 				return nil
 			}
+			revoked := "revoked and deleted"
+			if err := mcpauth.Revoke(c.Context(), mcpauth.Client{}, rec); err != nil {
+				revoked = "deleted, not revoked (" + err.Error() + ")"
+			}
 			if err := st.Delete(c.Context(), g.user, args[0]); err != nil {
 				return err
 			}
-			fmt.Fprintf(c.OutOrStdout(), "Logged out of MCP server '%s' (user '%s'): its tokens are deleted.\n", args[0], g.user)
+			fmt.Fprintf(c.OutOrStdout(), "Logged out of MCP server '%s' (user '%s'): its tokens are %s.\n", args[0], g.user, revoked)
 			return nil
 		},
 	}

@@ -139,7 +139,7 @@ func TestMCPLogin_localAuthorizationServer(t *testing.T) {
 
 	// logout deletes the file.
 	code, out, _ := runCLI(t, nil, "--config", cfg, "--home", home, "--user", "alice", "mcp", "logout", "remote")
-	if code != 0 || !strings.Contains(out, "Logged out of MCP server 'remote' (user 'alice')") {
+	if code != 0 || !strings.Contains(out, "Logged out of MCP server 'remote' (user 'alice'): its tokens are revoked and deleted.") || a.Revoked() != 2 {
 		t.Errorf("mcp logout: exit %d: %s", code, out)
 	}
 	if _, err := os.Stat(p); !os.IsNotExist(err) {

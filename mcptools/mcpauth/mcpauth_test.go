@@ -352,3 +352,22 @@ func TestStored_discoveryPerUser(t *testing.T) {
 		}
 	}
 }
+
+// TestRevoke: the stored tokens are revoked at the authorization server
+// (refresh and access token), which then refuses them.
+func TestRevoke(t *testing.T) {
+	a := mcpauthtest.New(t)
+	st := mcpauth.FileStore{Dir: t.TempDir()}
+	login(t, a, st, "alice")
+	rec, _ := st.Load(context.Background(), "alice", "remote")
+	if err := mcpauth.Revoke(context.Background(), mcpauth.Client{}, rec); err != nil {
+		t.Fatalf("Revoke: %v", err)
+	}
+	if n := a.Revoked(); n != 2 {
+		t.Errorf("%d tokens revoked, want 2", n)
+	}
+	m := newManager(t, a, &mcpauth.Stored{Store: st}, "alice")
+	if got, isErr := call(t, m, "alice", "whoami"); !isErr || !strings.Contains(got, "needs authorization") {
+		t.Errorf("after the revocation: %q (error %v), want a login required", got, isErr)
+	}
+}

@@ -49,6 +49,7 @@ type Server struct {
 	authorizeQ []url.Values // authorization requests
 	grants     []string     // grant_type of each token request
 	seen       []string     // bearer tokens /mcp accepted
+	revoked    int          // tokens revoked
 }
 
 // New starts the server on 127.0.0.1; it is closed when t ends.
@@ -61,6 +62,7 @@ func New(t testing.TB) *Server {
 	mux.HandleFunc("POST /register", a.register)
 	mux.HandleFunc("GET /authorize", a.authorize)
 	mux.HandleFunc("POST /token", a.token)
+	mux.HandleFunc("POST /revoke", a.revoke)
 	s := mcp.NewServer(&mcp.Implementation{Name: "protected", Version: "1"}, nil)
 	for _, name := range []string{"whoami", "admin"} {
 		mcp.AddTool(s, &mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}},
@@ -94,6 +96,7 @@ func (a *Server) prm(w http.ResponseWriter, _ *http.Request) {
 func (a *Server) asm(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, map[string]any{"issuer": a.srv.URL, "authorization_endpoint": a.srv.URL + "/authorize",
 		"token_endpoint": a.srv.URL + "/token", "registration_endpoint": a.srv.URL + "/register",
+		"revocation_endpoint": a.srv.URL + "/revoke",
 		"response_types_supported": []string{"code"}, "code_challenge_methods_supported": []string{"S256"},
 		"token_endpoint_auth_methods_supported": []string{"none"}})
 }
@@ -228,4 +231,32 @@ func (a *Server) Seen() []string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return slices.Clone(a.seen)
+}
+
+// revoke revokes an access or refresh token (RFC 7009) of a public
+// client: it is then refused.
+func (a *Server) revoke(w http.ResponseWriter, r *http.Request) {
+	_ = r.ParseForm()
+	if r.PostForm.Get("client_id") == "" {
+		http.Error(w, "no client_id", http.StatusUnauthorized)
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	tok := r.PostForm.Get("token")
+	if _, ok := a.tokens[tok]; ok {
+		delete(a.tokens, tok)
+		a.revoked++
+	}
+	if _, ok := a.refresh[tok]; ok {
+		delete(a.refresh, tok)
+		a.revoked++
+	}
+}
+
+// Revoked returns the number of tokens revoked so far.
+func (a *Server) Revoked() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.revoked
 }
