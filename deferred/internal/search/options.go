@@ -178,6 +178,11 @@ func (o Options) resolve() (params, error) {
 		}
 		*r = v
 	}
+	for _, v := range []float64{p.minPrefix, p.maxExt} {
+		if v != float64(int(v)) {
+			return p, fmt.Errorf("search options: truncation bound %v is not a whole number", v)
+		}
+	}
 	for k, f := range p.field {
 		if f.b > 1 || f.weight == 0 {
 			return p, fmt.Errorf("search options: field %s has weight %v and b %v, want a positive weight and b at most 1", fieldNames[k], f.weight, f.b)

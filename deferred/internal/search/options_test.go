@@ -38,6 +38,7 @@ func TestOptionsErrors(t *testing.T) {
 		{"negative value", Options{Params: map[string]float64{"k1": -1}}, `"k1" is -1`},
 		{"field weight 0", Options{Params: map[string]float64{"field.lead": 0}}, "field lead"},
 		{"b above 1", Options{Params: map[string]float64{"b.name": 1.5}}, "field name"},
+		{"fractional truncation bound", Options{Params: map[string]float64{"prefix.min_length": 3.5}}, "not a whole number"},
 		{"lexicon group 0", Options{DropLexicon: []int{0}}, "lexicon group 0"},
 		{"lexicon group past the end", Options{DropLexicon: []int{len(LexiconGroups()) + 1}}, "does not exist"},
 		{"RM3 weight 1", Options{RM3: RM3{Docs: 3, Terms: 5, Weight: 1}}, "RM3"},
