@@ -26,6 +26,14 @@ import (
 // alice (serve's --user), and whose login routes store into store.
 func mcpLoginEnv(t *testing.T, a *mcpauthtest.Server, o gateway.MCPLoginOptions, chat model.ChatModel) (*env, mcpauth.FileStore) {
 	t.Helper()
+	return mcpLoginEnvAs(t, a, o, chat, "alice", nil)
+}
+
+// mcpLoginEnvAs is mcpLoginEnv with the manager discovering as authUser,
+// with the users' MCP files files (nil: none).
+func mcpLoginEnvAs(t *testing.T, a *mcpauthtest.Server, o gateway.MCPLoginOptions, chat model.ChatModel,
+	authUser string, files mcptools.UserFiles) (*env, mcpauth.FileStore) {
+	t.Helper()
 	st := mcpauth.FileStore{Dir: filepath.Join(t.TempDir(), "mcp_oauth")}
 	o.Store = st
 	ext, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
@@ -33,7 +41,7 @@ func mcpLoginEnv(t *testing.T, a *mcpauthtest.Server, o gateway.MCPLoginOptions,
 	mgr := mcptools.New(mcptools.Options{Extensions: mcptools.Static(&config.Extensions{MCPServers: map[string]config.MCPServer{
 		"remote": {Name: "remote", Enabled: true, Type: "http", URL: a.URL()}}}),
 		Authorizer: &mcpauth.Stored{Store: st, LoginHint: func(s, u string, _ []string) string { return "log in to " + s + " as " + u }},
-		AuthUser:   "alice"})
+		AuthUser:   authUser, UserFiles: files})
 	t.Cleanup(func() { mgr.Close() })
 	e := newEnv(t, envOptions{model: chat, tokens: tokens(), mcp: mgr, extensions: string(ext),
 		gateway: func(g *gateway.Options) { g.MCPLogin = o }})
@@ -229,5 +237,53 @@ func TestMCPLoginRoutes_usersOwnServer(t *testing.T) {
 	}
 	if rec, _ := st.Load(t.Context(), "alice", "mine"); rec == nil || rec.URL != a.URL() {
 		t.Errorf("alice's login to her own server: stored %v", rec)
+	}
+}
+
+// noUserFiles gives every user an empty MCP file.
+type noUserFiles struct{}
+
+func (noUserFiles) Load(string) (*config.UserMCP, error) { return &config.UserMCP{}, nil }
+
+// TestMCPLogin_discoveryPerUser: the process's user (serve's --user,
+// "default" here) never logged in; alice logs in through the routes and
+// her next run has the server's tool with her token, while bob's run does
+// not have it.
+func TestMCPLogin_discoveryPerUser(t *testing.T) {
+	a := mcpauthtest.New(t)
+	call := modeltest.Turn{ToolCalls: []model.ToolCall{{ID: "call_1", Name: "whoami", Arguments: json.RawMessage(`{}`)}}}
+	answer := modeltest.Turn{Func: func(req *model.Request) modeltest.Turn {
+		return modeltest.Turn{Text: "Result: " + modeltest.LastMessage(req).Content}
+	}}
+	e, st := mcpLoginEnvAs(t, a, gateway.MCPLoginOptions{}, modeltest.New(call, answer, call, answer), "default", noUserFiles{})
+	var start loginStart
+	e.json("POST", "/api/mcp/oauth/remote/start", aliceToken, nil, 200, &start)
+	if code, page := browse(t, start.AuthorizationURL); code != 200 {
+		t.Fatalf("callback: %d %s", code, page)
+	}
+	alice, _ := st.Load(t.Context(), "alice", "remote")
+	if alice == nil {
+		t.Fatal("alice's login was not stored")
+	}
+	for _, tc := range []struct{ name, token, want string }{
+		{"alice", aliceToken, "whoami " + alice.AccessToken},
+		{"bob", bobToken, "whoami is not a valid tool"},
+	} {
+		tid := uuid.NewString()
+		resp := e.startStream(tid, tc.token, runBody(tid, humanInput("who am I?", nil)))
+		tr, err := readAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		for _, m := range tr.Messages {
+			if m["type"] == "tool" {
+				got, _ = m["content"].(string)
+			}
+		}
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("%s: tool result %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }
