@@ -118,8 +118,15 @@ func TestNotifyMCPTask(t *testing.T) {
 	if err := e.gw.NotifyMCPTask(t.Context(), task); err != nil {
 		t.Fatal(err)
 	}
+	// The run is recorded by its own goroutine: wait for it (a bound for
+	// failure, not a timing assertion).
 	var runs []map[string]any
-	e.json("GET", "/api/threads/t1/runs", "", nil, 200, &runs)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		e.json("GET", "/api/threads/t1/runs", "", nil, 200, &runs)
+		if len(runs) > 0 || time.Now().After(deadline) {
+			break
+		}
+	}
 	if len(runs) != 1 {
 		t.Fatalf("runs = %v", runs)
 	}
