@@ -51,6 +51,8 @@ func TestLLMErrorHandling_openAIProvider(t *testing.T) {
 	}{
 		{"Retry-After honoured, then a length cap", []httpAnswer{rateLimited, cut}, 2, []time.Duration{2 * time.Second},
 			agent.StopModelLengthCapped, "The report starts", ""},
+		{"an empty stream is retried", []httpAnswer{{200, map[string]string{"Content-Type": "text/event-stream"}, "data: [DONE]\n\n"}, cut},
+			2, []time.Duration{time.Second}, agent.StopModelLengthCapped, "The report starts", ""},
 		{"a burst-rate code", []httpAnswer{burst, burst}, 2, []time.Duration{5 * time.Second},
 			agent.StopError, burstText, "burst_rate"},
 		{"an invalid key", []httpAnswer{badKey}, 1, nil, agent.StopError, authText, "auth"},

@@ -2,7 +2,6 @@ package anthropic
 
 import (
 	"encoding/json"
-	"errors"
 	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -111,7 +110,7 @@ func (a *assembler) add(ev sdk.MessageStreamEventUnion) []model.Event {
 	return nil
 }
 
-var errEmptyStream = errors.New("the stream ended without a response (no message_start or stop_reason)")
+var errEmptyStream error = &model.EmptyStreamError{Detail: "no message_start or stop_reason"}
 
 func (a *assembler) response() (*model.Response, error) {
 	if !a.started || a.stop == "" && a.text.Len() == 0 && len(a.calls) == 0 && len(a.server) == 0 {

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"strings"
 
 	"github.com/antlerhq/antler/model"
@@ -76,7 +75,7 @@ func (a *assembler) addCall(p *part) model.Event {
 }
 
 // errEmptyStream is returned when a stream ends without any candidate.
-var errEmptyStream = errors.New("the stream ended without a response (no finish reason and no content)")
+var errEmptyStream error = &model.EmptyStreamError{Detail: "no finish reason and no content"}
 
 func (a *assembler) response() (*model.Response, error) {
 	finish := a.finish

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"strings"
 
 	"github.com/antlerhq/antler/model"
@@ -179,7 +178,7 @@ func (f signatureFields) signature() string {
 }
 
 // errEmptyStream is returned when a stream ends without any choice.
-var errEmptyStream = errors.New("the stream ended without a response (no finish_reason and no content)")
+var errEmptyStream error = &model.EmptyStreamError{Detail: "no finish_reason and no content"}
 
 // response returns the assembled response.
 func (a *assembler) response() (*model.Response, error) {
