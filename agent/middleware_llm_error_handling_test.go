@@ -406,3 +406,39 @@ func TestLLMErrorHandling_storedRunAndThread(t *testing.T) {
 		t.Errorf("the next request (-want +got):\n%s", diff)
 	}
 }
+
+// A call waiting for a slot ends with its run's cancellation, without
+// taking or leaking a slot (DeerFlow's limiter cancellation cases).
+func TestLLMErrorHandling_capWaitCancelled(t *testing.T) {
+	calls := agent.NewLLMCalls(agent.LLMCallsOptions{LLMCall: config.LLMCall{MaxConcurrentCalls: 1, RetryMaxAttempts: 1}})
+	g := &gatedModel{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	holder := newAgent(t, agent.Options{Model: &fakeModel{loop: g.step},
+		ModelMiddlewares: []tool.ModelMiddleware{agent.LLMErrorHandling(agent.LLMErrorHandlingOptions{Calls: calls})}})
+	done := make(chan error, 1)
+	go func() {
+		_, err := holder.Invoke(t.Context(), agent.Input{Messages: []model.Message{model.UserText("hi")}}, nil)
+		done <- err
+	}()
+	<-g.entered
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	// The middleware itself, so that the slot is the only thing to wait
+	// for: the cap is held, so the call can only end by its context.
+	reached := false
+	h := agent.LLMErrorHandling(agent.LLMErrorHandlingOptions{Calls: calls})(
+		func(context.Context, *tool.ModelCall) (*model.Response, error) { reached = true; return nil, nil })
+	resp, err := h(ctx, &tool.ModelCall{Request: &model.Request{}})
+	if !errors.Is(err, context.Canceled) || resp != nil || reached {
+		t.Errorf("resp %v, err %v, model reached %v; want the context's error before the model", resp, err, reached)
+	}
+	if calls.InFlight() != 1 {
+		t.Errorf("in flight = %d, want the holder's 1", calls.InFlight())
+	}
+	g.release <- struct{}{}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if calls.InFlight() != 0 {
+		t.Errorf("in flight after both = %d", calls.InFlight())
+	}
+}
