@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -51,6 +52,18 @@ type MCPLoginOptions struct {
 	// Timeout bounds one login from start to callback; 0 means
 	// mcpauth.DefaultLoginTimeout (10 minutes).
 	Timeout time.Duration
+}
+
+// check refuses a RedirectURL that is not an absolute http(s) URL.
+func (o MCPLoginOptions) check() error {
+	if o.RedirectURL == "" {
+		return nil
+	}
+	u, err := url.Parse(o.RedirectURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("gateway: the MCP login redirect URL %q is not an absolute http(s) URL", o.RedirectURL)
+	}
+	return nil
 }
 
 // mcpLogins are the logins waiting for their callback, by state.

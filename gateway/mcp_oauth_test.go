@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/antlerhq/antler/agent"
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/gateway"
 	"github.com/antlerhq/antler/mcptools"
@@ -18,6 +19,7 @@ import (
 	"github.com/antlerhq/antler/mcptools/mcpauth/mcpauthtest"
 	"github.com/antlerhq/antler/model"
 	"github.com/antlerhq/antler/model/modeltest"
+	"github.com/antlerhq/antler/toolset"
 )
 
 // mcpLoginEnv is a gateway with alice's and bob's tokens whose runs reach
@@ -285,5 +287,23 @@ func TestMCPLogin_discoveryPerUser(t *testing.T) {
 		if !strings.Contains(got, tc.want) {
 			t.Errorf("%s: tool result %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestMCPLoginRoutes_redirectURL: a configured redirect URL is the one
+// registered and sent; one that is not an absolute http(s) URL is
+// refused by New.
+func TestMCPLoginRoutes_redirectURL(t *testing.T) {
+	a := mcpauthtest.New(t)
+	e, _ := mcpLoginEnv(t, a, gateway.MCPLoginOptions{RedirectURL: "https://chat.example/api/mcp/oauth/callback"}, nil)
+	var start loginStart
+	e.json("POST", "/api/mcp/oauth/remote/start", aliceToken, nil, 200, &start)
+	if start.RedirectURI != "https://chat.example/api/mcp/oauth/callback" || !strings.Contains(start.AuthorizationURL, "redirect_uri=https%3A%2F%2Fchat.example%2Fapi%2Fmcp%2Foauth%2Fcallback") {
+		t.Errorf("start = %+v", start)
+	}
+	_, err := gateway.New(gateway.Options{Config: &config.Config{}, Store: e.store, Layout: e.layout,
+		Factory: agent.FactoryOptions{Assembler: &toolset.Assembler{}}, MCPLogin: gateway.MCPLoginOptions{RedirectURL: "/relative"}})
+	if err == nil || !strings.Contains(err.Error(), `redirect URL "/relative" is not an absolute http(s) URL`) {
+		t.Errorf("New with a relative redirect URL: %v", err)
 	}
 }

@@ -187,6 +187,9 @@ func New(opts Options) (*Server, error) {
 	case opts.Layout == nil:
 		return nil, errors.New("gateway: no path layout")
 	}
+	if err := opts.MCPLogin.check(); err != nil {
+		return nil, err
+	}
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)

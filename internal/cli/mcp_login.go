@@ -34,6 +34,11 @@ const loginShutdownGrace = 5 * time.Second
 // waits for before it answers the browser.
 const callbackExchangeTimeout = 60 * time.Second
 
+// mcpRedirectEnv names the environment variable with the absolute URL of
+// the gateway's login callback as browsers reach it (serve; unset: from
+// each start request's Host and X-Forwarded-* headers).
+const mcpRedirectEnv = "ANTLER_MCP_OAUTH_REDIRECT_URL"
+
 // mcpAuthStore is the store of the MCP logins under the home of g.
 func mcpAuthStore(g *globals) (mcpauth.FileStore, error) {
 	p, err := config.ResolvePaths(g.config, g.extensions, g.home, g.opts.Getenv)

@@ -128,7 +128,8 @@ func (a *app) buildGateway() (*gateway.Server, func(context.Context, net.Listene
 		// An MCP server's question waits this long for the human.
 		ElicitationTimeout: time.Duration(a.cfg.Gateway.ElicitationTimeoutSeconds) * time.Second,
 		// The login routes store into what the runs' storedAuthorizer reads.
-		MCPLogin: gateway.MCPLoginOptions{Store: storedAuthorizer(a.homeDir(), a.logger).Store},
+		MCPLogin: gateway.MCPLoginOptions{Store: storedAuthorizer(a.homeDir(), a.logger).Store,
+			RedirectURL: a.g.opts.Getenv(mcpRedirectEnv)},
 	})
 	if err != nil {
 		return nil, nil, &config.Error{File: a.cfg.Path, Key: "gateway", Msg: err.Error(), Err: err}
