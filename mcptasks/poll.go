@@ -81,7 +81,11 @@ func (r *Runtime) settle(ctx context.Context, st store.MCPTasks, t *store.MCPTas
 			attempts = t.CancelAttempts - 1
 		}
 		r.logger.Warn("MCP task call failed; retrying", "task_id", t.ID, "server", t.Server, "cancel", cancel, "err", err)
-		if _, ferr := st.FailMCPTask(ctx, t.ID, r.owner, cancel, now, now.Add(r.backoff(attempts)), truncateChars(err.Error(), maxErrorChars)); ferr != nil {
+		f := store.MCPTaskFailure{Error: truncateChars(err.Error(), maxErrorChars)}
+		if !cancel {
+			f.NoticeAfter = r.cfg.TrackingDegradedAfterErrors // the thread is told once
+		}
+		if _, ferr := st.FailMCPTask(ctx, t.ID, r.owner, cancel, now, now.Add(r.backoff(attempts)), f); ferr != nil {
 			r.logger.Error("cannot record a failed MCP task call; its lease expires for recovery", "task_id", t.ID, "err", ferr)
 		}
 		return

@@ -21,8 +21,9 @@ func (d downServer) ToolsOf(context.Context, []string) ([]*tool.Tool, error) {
 	return []*tool.Tool{{Name: "srv_status", Meta: map[string]string{"mcp_server": "srv", "mcp_tool": "status"}, Handler: h}}, nil
 }
 
-// A failing poll is retried with a doubling wait and counted; an answer
-// that breaks the contract fails the task.
+// A failing poll is retried with a doubling wait and counted, the
+// thread told once its tracking degrades; an answer that breaks the
+// contract fails the task.
 func TestPollFailures(t *testing.T) {
 	st, err := sqlite.OpenDir(t.TempDir(), sqlite.Options{})
 	if err != nil {
@@ -51,6 +52,11 @@ func TestPollFailures(t *testing.T) {
 		got, _ := st.GetMCPTask(t.Context(), "a")
 		if got.PollErrors != i+1 || got.Status != store.MCPTaskWorking || !got.NextPollAt.Equal(clock.Add(wantWait)) || got.LastPollError == "" {
 			t.Fatalf("after failure %d: errors %d, status %s, next poll in %v, error %q", i+1, got.PollErrors, got.Status, got.NextPollAt.Sub(clock), got.LastPollError)
+		}
+		// The third failure in a row (tracking_degraded_after_errors) makes
+		// the thread's notice due, once.
+		if noticed := !got.NotifyDueAt.IsZero(); noticed != (i == 2) {
+			t.Fatalf("after failure %d: notice due %v", i+1, noticed)
 		}
 		clock = got.NextPollAt
 	}

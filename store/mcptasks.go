@@ -141,6 +141,16 @@ type MCPTaskUpdate struct {
 	NextPollAt time.Time
 }
 
+// MCPTaskFailure is a failed attempt at a task's server.
+type MCPTaskFailure struct {
+	// Error is the failure's text.
+	Error string
+	// NoticeAfter, for a poll, is the count of failures in a row that
+	// makes a notice due (the thread is told that tracking the task
+	// degraded); 0 makes none.
+	NoticeAfter int
+}
+
 // MCPTasks persists MCP background tasks. Claims are leases: a claimed
 // task is held by its owner until the lease expires, no other owner can
 // claim it meanwhile (across processes sharing the database), and the
@@ -169,7 +179,7 @@ type MCPTasks interface {
 	// FailMCPTask records a failed attempt (a poll's, or with cancel a
 	// cancellation's), schedules the next one at next and releases the
 	// lease.
-	FailMCPTask(ctx context.Context, id, owner string, cancel bool, now, next time.Time, errText string) (bool, error)
+	FailMCPTask(ctx context.Context, id, owner string, cancel bool, now, next time.Time, f MCPTaskFailure) (bool, error)
 	// SettleMCPTaskNotice records the outcome of a notice the owner
 	// claimed: delivered (next zero and errText ""), failed and due
 	// again at next, or given up (next zero, errText set); it releases

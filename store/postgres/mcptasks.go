@@ -296,14 +296,17 @@ func (s *Store) FinishMCPTask(ctx context.Context, id, owner string, cancel bool
 }
 
 // FailMCPTask implements store.MCPTasks.
-func (s *Store) FailMCPTask(ctx context.Context, id, owner string, cancel bool, at, next time.Time, errText string) (bool, error) {
-	set := `next_poll_at = $1, last_poll_error = $2, poll_errors = poll_errors + 1`
+func (s *Store) FailMCPTask(ctx context.Context, id, owner string, cancel bool, at, next time.Time, f store.MCPTaskFailure) (bool, error) {
+	set := `next_poll_at = $1, last_poll_error = $2, poll_errors = poll_errors + 1,
+		notify_due_at = CASE WHEN $6::integer > 0 AND poll_errors + 1 = $6::integer THEN $3 ELSE notify_due_at END,
+		notify_attempts = CASE WHEN $6::integer > 0 AND poll_errors + 1 = $6::integer THEN 0 ELSE notify_attempts END`
+	args := []any{next, f.Error, at, id, owner, f.NoticeAfter}
 	if cancel {
-		set = `next_cancel_at = $1, error = $2`
+		set, args = `next_cancel_at = $1, error = $2`, args[:5]
 	}
 	return s.execOne(ctx, "release task", `UPDATE antler_mcp_tasks SET `+set+`, lease_owner = '', lease_expires_at = NULL, updated_at = $3
 		WHERE id = $4 AND lease_owner = $5 AND lease_expires_at >= $3 AND status IN `+mcpActive,
-		next, errText, at, id, owner)
+		args...)
 }
 
 // SettleMCPTaskNotice implements store.MCPTasks.

@@ -352,14 +352,17 @@ func (s *Store) FinishMCPTask(ctx context.Context, id, owner string, cancel bool
 }
 
 // FailMCPTask implements store.MCPTasks.
-func (s *Store) FailMCPTask(ctx context.Context, id, owner string, cancel bool, at, next time.Time, errText string) (bool, error) {
-	set := `next_poll_at = ?, last_poll_error = ?, poll_errors = poll_errors + 1`
+func (s *Store) FailMCPTask(ctx context.Context, id, owner string, cancel bool, at, next time.Time, f store.MCPTaskFailure) (bool, error) {
+	set := `next_poll_at = ?, last_poll_error = ?, poll_errors = poll_errors + 1,
+		notify_due_at = CASE WHEN ? > 0 AND poll_errors + 1 = ? THEN ? ELSE notify_due_at END,
+		notify_attempts = CASE WHEN ? > 0 AND poll_errors + 1 = ? THEN 0 ELSE notify_attempts END`
+	args := []any{toNanos(next), f.Error, f.NoticeAfter, f.NoticeAfter, toNanos(at), f.NoticeAfter, f.NoticeAfter}
 	if cancel {
-		set = `next_cancel_at = ?, error = ?`
+		set, args = `next_cancel_at = ?, error = ?`, args[:2]
 	}
 	res, err := s.writer.ExecContext(ctx, `UPDATE mcp_tasks SET `+set+`, lease_owner = '', lease_expires_at = NULL, updated_at = ?
 		WHERE id = ? AND lease_owner = ? AND lease_expires_at >= ? AND status IN `+mcpActive,
-		toNanos(next), errText, toNanos(at), id, owner, toNanos(at))
+		append(args, toNanos(at), id, owner, toNanos(at))...)
 	if err != nil {
 		return false, fmt.Errorf("sqlite: release task: %w", err)
 	}

@@ -136,6 +136,7 @@ func RunMCPTasks(t *testing.T, newStore func(t *testing.T) TaskStore) {
 	t.Run("claims are leases", func(t *testing.T) { testMCPTaskLeases(t, setup(t), task, t0) })
 	t.Run("cancellation fences polls", func(t *testing.T) { testMCPTaskCancel(t, setup(t), task, t0) })
 	t.Run("a change to an end or a question is noticed once", func(t *testing.T) { testMCPTaskNotices(t, setup(t), task, t0) })
+	t.Run("failed polls make one notice at their bound", func(t *testing.T) { testMCPTaskDegradedNotice(t, setup(t), task, t0) })
 	t.Run("deleting the thread deletes its tasks", func(t *testing.T) {
 		s := setup(t)
 		if err := s.CreateMCPTask(t.Context(), task("a", "t1", "a", t0), store.MCPTaskLimits{}); err != nil {
@@ -198,7 +199,7 @@ func testMCPTaskLeases(t *testing.T, s TaskStore, task func(id, thread, remote s
 	}
 	// A failed poll counts and schedules the next one.
 	claim("B", t0.Add(2*time.Minute))
-	if ok, err := s.FailMCPTask(ctx, "a", "B", false, t0.Add(2*time.Minute), t0.Add(3*time.Minute), "boom"); err != nil || !ok {
+	if ok, err := s.FailMCPTask(ctx, "a", "B", false, t0.Add(2*time.Minute), t0.Add(3*time.Minute), store.MCPTaskFailure{Error: "boom"}); err != nil || !ok {
 		t.Fatalf("FailMCPTask = %v, %v", ok, err)
 	}
 	got, _ = s.GetMCPTask(ctx, "a")
@@ -249,7 +250,7 @@ func testMCPTaskCancel(t *testing.T, s TaskStore, task func(id, thread, remote s
 	if err != nil || len(claimed) != 1 || claimed[0].CancelAttempts != 1 {
 		t.Fatalf("cancel claim = %+v, %v", claimed, err)
 	}
-	if ok, err := s.FailMCPTask(ctx, "a", "B", true, t0.Add(3*time.Second), t0.Add(time.Minute), "unreachable"); err != nil || !ok {
+	if ok, err := s.FailMCPTask(ctx, "a", "B", true, t0.Add(3*time.Second), t0.Add(time.Minute), store.MCPTaskFailure{Error: "unreachable", NoticeAfter: 1}); err != nil || !ok {
 		t.Fatalf("FailMCPTask(cancel) = %v, %v", ok, err)
 	}
 	if again, _ := s.ClaimMCPTasks(ctx, store.MCPTaskClaim{Cancel: true, Owner: "B", Now: t0.Add(4 * time.Second), Lease: time.Minute, Limit: 5}); len(again) != 0 {
@@ -338,5 +339,36 @@ func testMCPTaskNotices(t *testing.T, s TaskStore, task func(id, thread, remote 
 	final, _ := s.GetMCPTask(ctx, "a")
 	if !final.NotifyDueAt.IsZero() || final.NotifyError != "gave up" || final.LeaseOwner != "" {
 		t.Errorf("after giving up: %+v", final)
+	}
+}
+
+func testMCPTaskDegradedNotice(t *testing.T, s TaskStore, task func(id, thread, remote string, created time.Time) *store.MCPTask, t0 time.Time) {
+	ctx := t.Context()
+	if err := s.CreateMCPTask(ctx, task("a", "t1", "a", t0), store.MCPTaskLimits{}); err != nil {
+		t.Fatal(err)
+	}
+	var noticed []bool
+	at := t0
+	for range 3 {
+		if got, err := s.ClaimMCPTasks(ctx, store.MCPTaskClaim{Owner: "A", Now: at, Lease: time.Minute, Limit: 1}); err != nil || len(got) != 1 {
+			t.Fatalf("poll claim = %v, %v", got, err)
+		}
+		if ok, err := s.FailMCPTask(ctx, "a", "A", false, at, at.Add(time.Second), store.MCPTaskFailure{Error: "down", NoticeAfter: 2}); err != nil || !ok {
+			t.Fatalf("FailMCPTask = %v, %v", ok, err)
+		}
+		at = at.Add(time.Second)
+		got, _ := s.GetMCPTask(ctx, "a")
+		noticed = append(noticed, !got.NotifyDueAt.IsZero())
+		if !got.NotifyDueAt.IsZero() {
+			if _, err := s.ClaimMCPTasks(ctx, store.MCPTaskClaim{Notify: true, Owner: "A", Now: at, Lease: time.Minute, Limit: 1}); err != nil {
+				t.Fatal(err)
+			}
+			if ok, err := s.SettleMCPTaskNotice(ctx, "a", "A", at, time.Time{}, ""); err != nil || !ok {
+				t.Fatalf("SettleMCPTaskNotice = %v, %v", ok, err)
+			}
+		}
+	}
+	if diff := cmp.Diff([]bool{false, true, false}, noticed); diff != "" {
+		t.Errorf("notice due after each failed poll (-want +got):\n%s", diff)
 	}
 }
