@@ -371,3 +371,38 @@ func TestRevoke(t *testing.T) {
 		t.Errorf("after the revocation: %q (error %v), want a login required", got, isErr)
 	}
 }
+
+// TestStored_newLoginReachesOpenSession: a login made while a session is
+// open (a step-up with more scope) is used by that session's next
+// request: the refused request is retried with the stored login.
+func TestStored_newLoginReachesOpenSession(t *testing.T) {
+	a := mcpauthtest.New(t)
+	st := mcpauth.FileStore{Dir: t.TempDir()}
+	login(t, a, st, "alice")
+	m := newManager(t, a, &mcpauth.Stored{Store: st}, "alice")
+	if got, isErr := call(t, m, "alice", "admin"); !isErr || !strings.Contains(got, "needs more authorization") {
+		t.Fatalf("admin with scope read: %q (error %v)", got, isErr)
+	}
+	login(t, a, st, "alice", "admin")
+	rec, _ := st.Load(context.Background(), "alice", "remote")
+	if got, isErr := call(t, m, "alice", "admin"); isErr || got != "admin "+rec.AccessToken {
+		t.Errorf("admin after the step-up login, same session: %q (error %v), want the new token", got, isErr)
+	}
+}
+
+// TestStored_expiredAndRevoked: a stored login whose access token expired
+// and whose refresh token the server no longer accepts is a login
+// required, not a bare HTTP error.
+func TestStored_expiredAndRevoked(t *testing.T) {
+	a := mcpauthtest.New(t)
+	st := mcpauth.FileStore{Dir: t.TempDir()}
+	old := &mcpauth.Record{URL: a.URL(), ClientID: "client-1", TokenURL: a.Issuer() + "/token",
+		AccessToken: "at-unknown", TokenType: "Bearer", RefreshToken: "rt-unknown", Expiry: time.Now().Add(-time.Minute)}
+	if err := st.Save(context.Background(), "alice", "remote", old); err != nil {
+		t.Fatal(err)
+	}
+	m := newManager(t, a, &mcpauth.Stored{Store: st, LoginHint: func(s, _ string, _ []string) string { return "log in to " + s }}, "alice")
+	if got, isErr := call(t, m, "alice", "whoami"); !isErr || !strings.Contains(got, "needs authorization for user 'alice': log in to remote") {
+		t.Errorf("got %q (error %v), want a login required", got, isErr)
+	}
+}

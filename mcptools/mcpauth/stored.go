@@ -134,6 +134,7 @@ type storedHandler struct {
 	mu     sync.Mutex
 	loaded bool               // guarded by mu
 	ts     oauth2.TokenSource // guarded by mu; nil without a record
+	from   string             // guarded by mu; the access token of the record ts was built from
 }
 
 func (h *storedHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
@@ -145,14 +146,36 @@ func (h *storedHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, er
 			return nil, fmt.Errorf("loading the tokens of MCP server '%s': %w", h.srv.Name, err)
 		}
 		if rec != nil && rec.URL == h.srv.URL {
-			h.ts = h.r.source(ctx, rec)
+			h.ts, h.from = h.r.source(ctx, rec), rec.AccessToken
 		}
 		h.loaded = true
 	}
 	return h.ts, nil
 }
 
-func (h *storedHandler) Authorize(_ context.Context, _ *http.Request, resp *http.Response) error {
+// reloaded replaces the handler's token source when the store holds a
+// login other than the one in use (the user logged in again, e.g. with
+// more scope, while the session was open), and reports whether it did.
+func (h *storedHandler) reloaded(ctx context.Context) bool {
+	rec, err := h.s.Store.Load(ctx, h.user, h.srv.Name)
+	if err != nil || rec == nil || rec.URL != h.srv.URL {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ts != nil {
+		// The cached token: no request unless it is due for a refresh,
+		// which, failing, leaves the record the source was built from.
+		cur, err := h.ts.Token()
+		if err == nil && cur.AccessToken == rec.AccessToken || err != nil && h.from == rec.AccessToken {
+			return false
+		}
+	}
+	h.ts, h.from, h.loaded = h.r.source(ctx, rec), rec.AccessToken, true
+	return true
+}
+
+func (h *storedHandler) Authorize(ctx context.Context, _ *http.Request, resp *http.Response) error {
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	challenges, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
@@ -165,6 +188,9 @@ func (h *storedHandler) Authorize(_ context.Context, _ *http.Request, resp *http
 	}
 	if resp.StatusCode == http.StatusForbidden && bearer["error"] != "insufficient_scope" {
 		return nil // an ordinary 403: the retried request reports it
+	}
+	if h.reloaded(ctx) {
+		return nil // the request is retried with the newer login
 	}
 	e := &LoginRequiredError{Server: h.srv.Name, User: h.user, Hint: "log in to the MCP server"}
 	if resp.StatusCode == http.StatusForbidden {

@@ -83,6 +83,14 @@ func (a *Server) URL() string { return a.srv.URL + "/mcp" }
 // Issuer is the authorization server's issuer (its base URL).
 func (a *Server) Issuer() string { return a.srv.URL }
 
+// writeJSONStatus writes v as JSON with status (the content type set
+// first, so that clients parse an error body as JSON).
+func writeJSONStatus(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(v)
@@ -106,8 +114,7 @@ func (a *Server) register(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewDecoder(r.Body).Decode(&md)
 	md["client_id"] = "client-1"
 	md["token_endpoint_auth_method"] = "none"
-	w.WriteHeader(http.StatusCreated)
-	writeJSON(w, md)
+	writeJSONStatus(w, http.StatusCreated, md)
 }
 
 func (a *Server) authorize(w http.ResponseWriter, r *http.Request) {
@@ -143,8 +150,7 @@ func (a *Server) token(w http.ResponseWriter, r *http.Request) {
 		code := r.PostForm.Get("code")
 		sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
 		if a.challenges[code] == "" || base64.RawURLEncoding.EncodeToString(sum[:]) != a.challenges[code] {
-			w.WriteHeader(http.StatusBadRequest)
-			writeJSON(w, map[string]string{"error": "invalid_grant"})
+			writeJSONStatus(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
 			return
 		}
 		scopes = strings.Fields(a.codeScope[code])
@@ -152,13 +158,11 @@ func (a *Server) token(w http.ResponseWriter, r *http.Request) {
 	case "refresh_token":
 		var ok bool
 		if scopes, ok = a.refresh[r.PostForm.Get("refresh_token")]; !ok {
-			w.WriteHeader(http.StatusBadRequest)
-			writeJSON(w, map[string]string{"error": "invalid_grant"})
+			writeJSONStatus(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
 			return
 		}
 	default:
-		w.WriteHeader(http.StatusBadRequest)
-		writeJSON(w, map[string]string{"error": "unsupported_grant_type"})
+		writeJSONStatus(w, http.StatusBadRequest, map[string]string{"error": "unsupported_grant_type"})
 		return
 	}
 	a.n++
