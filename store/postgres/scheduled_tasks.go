@@ -213,27 +213,7 @@ func (s *Store) ListScheduledTasks(ctx context.Context, q store.TaskQuery) ([]*s
 	}
 	args = append(args, limit)
 	query += fmt.Sprintf(` ORDER BY created_at DESC, id DESC LIMIT $%d`, len(args))
-	var out []*store.ScheduledTask
-	err := s.retry.do(ctx, "list scheduled tasks", func(ctx context.Context, _ int) error {
-		out = nil
-		rows, err := s.pool.Query(ctx, query, args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			t, err := scanTask(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, t)
-		}
-		return rows.Err()
-	})
-	if err != nil {
-		return nil, fmt.Errorf("postgres: list scheduled tasks: %w", err)
-	}
-	return out, nil
+	return queryAll(ctx, s, "list scheduled tasks", scanTask, query, args...)
 }
 
 // EditScheduledTask implements store.ScheduledTasks.
@@ -484,8 +464,14 @@ func (s *Store) ActiveScheduledTaskRuns(ctx context.Context, limit int) ([]*stor
 }
 
 func (s *Store) taskRuns(ctx context.Context, query string, args ...any) ([]*store.ScheduledTaskRun, error) {
-	var out []*store.ScheduledTaskRun
-	err := s.retry.do(ctx, "list scheduled task runs", func(ctx context.Context, _ int) error {
+	return queryAll(ctx, s, "list scheduled task runs", scanTaskRun, query, args...)
+}
+
+// queryAll runs query (retried as one read, named what in errors) and
+// scans every row with scan.
+func queryAll[T any](ctx context.Context, s *Store, what string, scan func(pgx.Row) (T, error), query string, args ...any) ([]T, error) {
+	var out []T
+	err := s.retry.do(ctx, what, func(ctx context.Context, _ int) error {
 		out = nil
 		rows, err := s.pool.Query(ctx, query, args...)
 		if err != nil {
@@ -493,7 +479,7 @@ func (s *Store) taskRuns(ctx context.Context, query string, args ...any) ([]*sto
 		}
 		defer rows.Close()
 		for rows.Next() {
-			x, err := scanTaskRun(rows)
+			x, err := scan(rows)
 			if err != nil {
 				return err
 			}
@@ -502,7 +488,7 @@ func (s *Store) taskRuns(ctx context.Context, query string, args ...any) ([]*sto
 		return rows.Err()
 	})
 	if err != nil {
-		return nil, fmt.Errorf("postgres: list scheduled task runs: %w", err)
+		return nil, fmt.Errorf("postgres: %s: %w", what, err)
 	}
 	return out, nil
 }
