@@ -20,6 +20,7 @@ import (
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/mcptools"
 	"github.com/antlerhq/antler/mcptools/mcpauth"
+	"github.com/antlerhq/antler/tool"
 )
 
 // defaultMCPTimeout bounds `antler mcp list` and `get` as a whole; each
@@ -256,38 +257,8 @@ func writeMCPGet(ctx context.Context, w io.Writer, width int, ext *config.Extens
 		return err
 	}
 	fmt.Fprintf(w, "%s (%s)\n", s.Name, ext.Path)
-	kv := func(k, v string) {
-		if v != "" {
-			fmt.Fprintf(w, "  %-12s %s\n", k+":", v)
-		}
-	}
-	kv("enabled", fmt.Sprint(s.Enabled))
-	kv("transport", s.Type)
-	if s.Type == "stdio" {
-		kv("command", target(s))
-		kv("cwd", s.Cwd)
-	} else {
-		kv("url", maskURL(s.URL))
-	}
-	for _, k := range slices.Sorted(maps.Keys(raw.Env)) {
-		kv("env", k+"="+maskValue(raw.Env[k]))
-	}
-	for _, k := range slices.Sorted(maps.Keys(raw.Headers)) {
-		kv("header", k+": "+maskValue(raw.Headers[k]))
-	}
-	switch o := s.OAuth; {
-	case o != nil && o.Enabled && o.GrantType == config.GrantAuthorizationCode:
-		// Endpoints are discovered; a client_id is a pre-registered client.
-		kv("oauth", fmt.Sprintf("authorization_code (a login per user), client_id %s, client_secret %s, scope %s",
-			cmp.Or(o.ClientID, "registered at login"), cmp.Or(maskValue(raw.OAuth.ClientSecret), "none"), cmp.Or(o.Scope, "as the server says")))
-	case o != nil && o.Enabled:
-		kv("oauth", fmt.Sprintf("%s at %s, client_id %s, client_secret %s", o.GrantType, o.TokenURL,
-			o.ClientID, maskValue(raw.OAuth.ClientSecret)))
-	}
-	kv("description", s.Description)
-	if len(s.DisabledTools) > 0 {
-		kv("disabled", strings.Join(s.DisabledTools, ", "))
-	}
+	writeMCPConfig(w, s, &raw)
+	kv := func(k, v string) { writeMCPField(w, k, v) }
 	if !s.Enabled {
 		kv("state", "- disabled (antler mcp enable "+s.Name+")")
 		return nil
@@ -319,12 +290,58 @@ func writeMCPGet(ctx context.Context, w io.Writer, width int, ext *config.Extens
 	default:
 		kv("state", string(st.State))
 	}
+	return writeMCPTools(w, width, tools)
+}
+
+// writeMCPField writes one "key: value" line of `mcp get`; an empty value
+// writes nothing.
+func writeMCPField(w io.Writer, k, v string) {
+	if v != "" {
+		fmt.Fprintf(w, "  %-12s %s\n", k+":", v)
+	}
+}
+
+// writeMCPConfig writes a server's configuration as `mcp get` shows it,
+// secrets masked (raw is the entry as written, before $VAR resolution).
+func writeMCPConfig(w io.Writer, s config.MCPServer, raw *rawMCPServer) {
+	kv := func(k, v string) { writeMCPField(w, k, v) }
+	kv("enabled", fmt.Sprint(s.Enabled))
+	kv("transport", s.Type)
+	if s.Type == "stdio" {
+		kv("command", target(s))
+		kv("cwd", s.Cwd)
+	} else {
+		kv("url", maskURL(s.URL))
+	}
+	for _, k := range slices.Sorted(maps.Keys(raw.Env)) {
+		kv("env", k+"="+maskValue(raw.Env[k]))
+	}
+	for _, k := range slices.Sorted(maps.Keys(raw.Headers)) {
+		kv("header", k+": "+maskValue(raw.Headers[k]))
+	}
+	switch o := s.OAuth; {
+	case o != nil && o.Enabled && o.GrantType == config.GrantAuthorizationCode:
+		// Endpoints are discovered; a client_id is a pre-registered client.
+		kv("oauth", fmt.Sprintf("authorization_code (a login per user), client_id %s, client_secret %s, scope %s",
+			cmp.Or(o.ClientID, "registered at login"), cmp.Or(maskValue(raw.OAuth.ClientSecret), "none"), cmp.Or(o.Scope, "as the server says")))
+	case o != nil && o.Enabled:
+		kv("oauth", fmt.Sprintf("%s at %s, client_id %s, client_secret %s", o.GrantType, o.TokenURL,
+			o.ClientID, maskValue(raw.OAuth.ClientSecret)))
+	}
+	kv("description", s.Description)
+	if len(s.DisabledTools) > 0 {
+		kv("disabled", strings.Join(s.DisabledTools, ", "))
+	}
+}
+
+// writeMCPTools writes the table of a server's tools (none: nothing).
+// HINTS are the annotations the server states (mcptools.Annotations.Hints);
+// a title other than the description's first line precedes it.
+func writeMCPTools(w io.Writer, width int, tools []*tool.Tool) error {
 	if len(tools) == 0 {
 		return nil
 	}
 	fmt.Fprintln(w)
-	// HINTS are the annotations the server states (mcptools.Annotations.Hints);
-	// a title other than the description's first line precedes it.
 	t := &table{header: []string{"TOOL", "HINTS", "DESCRIPTION"}, flex: 2}
 	for _, tl := range tools {
 		a := mcptools.AnnotationsOf(tl.Meta)

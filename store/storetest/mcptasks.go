@@ -36,103 +36,10 @@ func RunMCPTasks(t *testing.T, newStore func(t *testing.T) TaskStore) {
 			SubmitTool: "submit", StatusTool: "status", CancelTool: "cancel", Status: store.MCPTaskSubmitted,
 			NextPollAt: created, CreatedAt: created}
 	}
-	t.Run("create and get keep every field", func(t *testing.T) {
-		s := setup(t)
-		in := task("a", "t1", "r1", t0)
-		in.RunID, in.ToolCallID, in.Result, in.InputRequired = "run", "call", json.RawMessage(`{"x":1}`), json.RawMessage(`{"q":"?"}`)
-		in.ResultPreview, in.ResultTruncated, in.Error = "pre", true, "e"
-		in.LastPolledAt, in.CancelRequestedAt, in.NextCancelAt = t0.Add(time.Second), t0.Add(2*time.Second), t0.Add(3*time.Second)
-		in.LeaseOwner, in.LeaseExpiresAt, in.CompletedAt = "o", t0.Add(4*time.Second), t0.Add(5*time.Second)
-		in.LastPollError, in.PollErrors, in.PollAttempts, in.CancelAttempts = "pe", 2, 3, 4
-		if err := s.CreateMCPTask(t.Context(), in, store.MCPTaskLimits{}); err != nil {
-			t.Fatal(err)
-		}
-		got, err := s.GetMCPTask(t.Context(), "a")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(in, got); diff != "" {
-			t.Errorf("GetMCPTask (-created +got):\n%s", diff)
-		}
-	})
-	t.Run("create refuses duplicates and missing threads", func(t *testing.T) {
-		s := setup(t)
-		ctx := t.Context()
-		if err := s.CreateMCPTask(ctx, task("a", "t1", "r1", t0), store.MCPTaskLimits{}); err != nil {
-			t.Fatal(err)
-		}
-		for name, tk := range map[string]*store.MCPTask{"same id": task("a", "t1", "r2", t0), "same remote id": task("b", "t2", "r1", t0)} {
-			if err := s.CreateMCPTask(ctx, tk, store.MCPTaskLimits{}); !errors.Is(err, store.ErrExists) {
-				t.Errorf("%s: err = %v, want ErrExists", name, err)
-			}
-		}
-		if err := s.CreateMCPTask(ctx, task("c", "nope", "r3", t0), store.MCPTaskLimits{}); !errors.Is(err, store.ErrNotFound) {
-			t.Errorf("missing thread: err = %v, want ErrNotFound", err)
-		}
-		if _, err := s.GetMCPTask(ctx, "zz"); !errors.Is(err, store.ErrNotFound) {
-			t.Errorf("GetMCPTask(missing) = %v", err)
-		}
-	})
-	t.Run("limits bound active and ended tasks per thread", func(t *testing.T) {
-		s := setup(t)
-		ctx := t.Context()
-		lim := store.MCPTaskLimits{MaxActive: 2, KeepEnded: 1}
-		for i, id := range []string{"a", "b"} {
-			if err := s.CreateMCPTask(ctx, task(id, "t1", id, t0.Add(time.Duration(i)*time.Second)), lim); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := s.CreateMCPTask(ctx, task("c", "t1", "c", t0), lim); !errors.Is(err, store.ErrMCPTaskLimit) {
-			t.Fatalf("third active task: err = %v, want ErrMCPTaskLimit", err)
-		}
-		if err := s.CreateMCPTask(ctx, task("c", "t2", "c", t0), lim); err != nil {
-			t.Fatalf("another thread's bound is its own: %v", err)
-		}
-		for _, tk := range []*store.MCPTask{task("d", "t1", "d", t0.Add(3*time.Second)), task("e", "t1", "e", t0.Add(4*time.Second))} {
-			tk.Status = store.MCPTaskCompleted
-			if err := s.CreateMCPTask(ctx, tk, lim); err != nil {
-				t.Fatal(err)
-			}
-		}
-		got, err := s.ListMCPTasks(ctx, store.MCPTaskQuery{UserID: "u", ThreadID: "t1"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff([]string{"e", "b", "a"}, ids(got)); diff != "" {
-			t.Errorf("tasks after pruning ended ones (-want +got):\n%s", diff)
-		}
-	})
-	t.Run("list is one user's thread, newest first", func(t *testing.T) {
-		s := setup(t)
-		ctx := t.Context()
-		other := task("x", "t1", "x", t0)
-		other.UserID = "v"
-		ended := task("b", "t1", "b", t0.Add(time.Second))
-		ended.Status = store.MCPTaskFailed
-		for _, tk := range []*store.MCPTask{task("a", "t1", "a", t0), ended, task("c", "t1", "c", t0.Add(2*time.Second)), task("d", "t2", "d", t0), other} {
-			if err := s.CreateMCPTask(ctx, tk, store.MCPTaskLimits{}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		for _, tc := range []struct {
-			name string
-			q    store.MCPTaskQuery
-			want []string
-		}{
-			{"all", store.MCPTaskQuery{UserID: "u", ThreadID: "t1"}, []string{"c", "b", "a"}},
-			{"active", store.MCPTaskQuery{UserID: "u", ThreadID: "t1", ActiveOnly: true}, []string{"c", "a"}},
-			{"limit", store.MCPTaskQuery{UserID: "u", ThreadID: "t1", Limit: 1}, []string{"c"}},
-			{"other user", store.MCPTaskQuery{UserID: "v", ThreadID: "t1"}, []string{"x"}},
-		} {
-			got, err := s.ListMCPTasks(ctx, tc.q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.want, ids(got)); diff != "" {
-				t.Errorf("%s (-want +got):\n%s", tc.name, diff)
-			}
-		}
-	})
+	t.Run("create and get keep every field", func(t *testing.T) { testMCPTaskFields(t, setup(t), task, t0) })
+	t.Run("create refuses duplicates and missing threads", func(t *testing.T) { testMCPTaskCreateRefusals(t, setup(t), task, t0) })
+	t.Run("limits bound active and ended tasks per thread", func(t *testing.T) { testMCPTaskLimits(t, setup(t), task, t0) })
+	t.Run("list is one user's thread, newest first", func(t *testing.T) { testMCPTaskList(t, setup(t), task, t0) })
 	t.Run("claims are leases", func(t *testing.T) { testMCPTaskLeases(t, setup(t), task, t0) })
 	t.Run("cancellation fences polls", func(t *testing.T) { testMCPTaskCancel(t, setup(t), task, t0) })
 	t.Run("a change to an end or a question is noticed once", func(t *testing.T) { testMCPTaskNotices(t, setup(t), task, t0) })
@@ -149,6 +56,103 @@ func RunMCPTasks(t *testing.T, newStore func(t *testing.T) TaskStore) {
 			t.Errorf("task of a deleted thread: %v", err)
 		}
 	})
+}
+
+func testMCPTaskFields(t *testing.T, s TaskStore, task func(id, thread, remote string, created time.Time) *store.MCPTask, t0 time.Time) {
+	in := task("a", "t1", "r1", t0)
+	in.RunID, in.ToolCallID, in.Result, in.InputRequired = "run", "call", json.RawMessage(`{"x":1}`), json.RawMessage(`{"q":"?"}`)
+	in.ResultPreview, in.ResultTruncated, in.Error = "pre", true, "e"
+	in.LastPolledAt, in.CancelRequestedAt, in.NextCancelAt = t0.Add(time.Second), t0.Add(2*time.Second), t0.Add(3*time.Second)
+	in.LeaseOwner, in.LeaseExpiresAt, in.CompletedAt = "o", t0.Add(4*time.Second), t0.Add(5*time.Second)
+	in.LastPollError, in.PollErrors, in.PollAttempts, in.CancelAttempts = "pe", 2, 3, 4
+	if err := s.CreateMCPTask(t.Context(), in, store.MCPTaskLimits{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetMCPTask(t.Context(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(in, got); diff != "" {
+		t.Errorf("GetMCPTask (-created +got):\n%s", diff)
+	}
+}
+
+func testMCPTaskCreateRefusals(t *testing.T, s TaskStore, task func(id, thread, remote string, created time.Time) *store.MCPTask, t0 time.Time) {
+	ctx := t.Context()
+	if err := s.CreateMCPTask(ctx, task("a", "t1", "r1", t0), store.MCPTaskLimits{}); err != nil {
+		t.Fatal(err)
+	}
+	for name, tk := range map[string]*store.MCPTask{"same id": task("a", "t1", "r2", t0), "same remote id": task("b", "t2", "r1", t0)} {
+		if err := s.CreateMCPTask(ctx, tk, store.MCPTaskLimits{}); !errors.Is(err, store.ErrExists) {
+			t.Errorf("%s: err = %v, want ErrExists", name, err)
+		}
+	}
+	if err := s.CreateMCPTask(ctx, task("c", "nope", "r3", t0), store.MCPTaskLimits{}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("missing thread: err = %v, want ErrNotFound", err)
+	}
+	if _, err := s.GetMCPTask(ctx, "zz"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("GetMCPTask(missing) = %v", err)
+	}
+}
+
+func testMCPTaskLimits(t *testing.T, s TaskStore, task func(id, thread, remote string, created time.Time) *store.MCPTask, t0 time.Time) {
+	ctx := t.Context()
+	lim := store.MCPTaskLimits{MaxActive: 2, KeepEnded: 1}
+	for i, id := range []string{"a", "b"} {
+		if err := s.CreateMCPTask(ctx, task(id, "t1", id, t0.Add(time.Duration(i)*time.Second)), lim); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.CreateMCPTask(ctx, task("c", "t1", "c", t0), lim); !errors.Is(err, store.ErrMCPTaskLimit) {
+		t.Fatalf("third active task: err = %v, want ErrMCPTaskLimit", err)
+	}
+	if err := s.CreateMCPTask(ctx, task("c", "t2", "c", t0), lim); err != nil {
+		t.Fatalf("another thread's bound is its own: %v", err)
+	}
+	for _, tk := range []*store.MCPTask{task("d", "t1", "d", t0.Add(3*time.Second)), task("e", "t1", "e", t0.Add(4*time.Second))} {
+		tk.Status = store.MCPTaskCompleted
+		if err := s.CreateMCPTask(ctx, tk, lim); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.ListMCPTasks(ctx, store.MCPTaskQuery{UserID: "u", ThreadID: "t1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"e", "b", "a"}, ids(got)); diff != "" {
+		t.Errorf("tasks after pruning ended ones (-want +got):\n%s", diff)
+	}
+}
+
+func testMCPTaskList(t *testing.T, s TaskStore, task func(id, thread, remote string, created time.Time) *store.MCPTask, t0 time.Time) {
+	ctx := t.Context()
+	other := task("x", "t1", "x", t0)
+	other.UserID = "v"
+	ended := task("b", "t1", "b", t0.Add(time.Second))
+	ended.Status = store.MCPTaskFailed
+	for _, tk := range []*store.MCPTask{task("a", "t1", "a", t0), ended, task("c", "t1", "c", t0.Add(2*time.Second)), task("d", "t2", "d", t0), other} {
+		if err := s.CreateMCPTask(ctx, tk, store.MCPTaskLimits{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		q    store.MCPTaskQuery
+		want []string
+	}{
+		{"all", store.MCPTaskQuery{UserID: "u", ThreadID: "t1"}, []string{"c", "b", "a"}},
+		{"active", store.MCPTaskQuery{UserID: "u", ThreadID: "t1", ActiveOnly: true}, []string{"c", "a"}},
+		{"limit", store.MCPTaskQuery{UserID: "u", ThreadID: "t1", Limit: 1}, []string{"c"}},
+		{"other user", store.MCPTaskQuery{UserID: "v", ThreadID: "t1"}, []string{"x"}},
+	} {
+		got, err := s.ListMCPTasks(ctx, tc.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.want, ids(got)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
+		}
+	}
 }
 
 func ids(ts []*store.MCPTask) []string {
