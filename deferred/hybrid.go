@@ -22,6 +22,10 @@ const (
 	// 20,000 tools of 1,536 dimensions hold about 120 MB.
 	DefaultHybridMaxTools = 20_000
 	defaultMaxCacheFiles  = 16
+	// maxPendingBuilds bounds the catalogues waiting for their turn to be
+	// embedded; one more stays lexical (a catalogue that changes faster
+	// than it can be embedded must not pile up goroutines).
+	maxPendingBuilds = 4
 	// fusionDepth is how many documents of each ranking take part in
 	// the fusion (at least; more when a search asks for more).
 	fusionDepth = 50
@@ -73,9 +77,10 @@ type Hybrid struct {
 	sem    chan struct{} // one catalogue build at a time
 	stop   chan struct{} // closed by Close
 
-	mu     sync.Mutex
-	closed bool // guarded by mu
-	wg     sync.WaitGroup
+	mu      sync.Mutex
+	closed  bool // guarded by mu
+	pending int  // builds started and not ended; guarded by mu
+	wg      sync.WaitGroup
 }
 
 // NewHybrid returns a Hybrid over o.Embedder.
@@ -155,10 +160,22 @@ func (h *Hybrid) ensure(x *catalogIndex) {
 			close(x.dense.done)
 			return
 		}
+		if h.pending >= maxPendingBuilds {
+			close(x.dense.done)
+			h.logger.Warn("tool_search: catalogue not embedded; its searches stay lexical",
+				"tools", len(x.byName), "err", fmt.Sprintf("%d catalogues already wait to be embedded", h.pending))
+			return
+		}
+		h.pending++
 		h.wg.Add(1)
 		go func() {
 			defer h.wg.Done()
 			defer close(x.dense.done)
+			defer func() {
+				h.mu.Lock()
+				h.pending--
+				h.mu.Unlock()
+			}()
 			if err := h.build(x); err != nil {
 				h.logger.Warn("tool_search: catalogue not embedded; its searches stay lexical", "tools", len(x.byName), "err", err)
 			}

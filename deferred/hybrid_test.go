@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -306,6 +308,38 @@ func TestHybrid_closeStopsABuild(t *testing.T) {
 	c2 := NewCatalogCache(CatalogCacheOptions{Hybrid: h}).Catalog(hybridTools()[:2])
 	if h.Wait(t.Context(), c2) {
 		t.Error("vectors after Close")
+	}
+}
+
+// TestHybrid_boundsPendingBuilds: while one build waits on a stuck
+// endpoint, at most maxPendingBuilds catalogues wait in all; one more
+// stays lexical at once instead of queueing.
+func TestHybrid_boundsPendingBuilds(t *testing.T) {
+	f := newFakeEmbeddings(t)
+	f.block = make(chan struct{})
+	h := NewHybrid(HybridOptions{Embedder: f.client()})
+	defer h.Close()
+	cache := NewCatalogCache(CatalogCacheOptions{Hybrid: h, Size: 16})
+	tools := hybridTools()
+	var cats []*Catalog
+	for i := range maxPendingBuilds + 1 {
+		list := slices.Clone(tools)
+		list[0] = fakeTool("wx", fmt.Sprintf("wx_tool_%d", i), "Daily temperature outlook.", nil)
+		cats = append(cats, cache.Catalog(list))
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if h.Wait(ctx, cats[maxPendingBuilds]) {
+		t.Fatal("the catalogue over the bound has vectors")
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the catalogue over the bound waits instead of staying lexical")
+	}
+	h.mu.Lock()
+	pending := h.pending
+	h.mu.Unlock()
+	if pending != maxPendingBuilds {
+		t.Errorf("%d builds pending, want %d", pending, maxPendingBuilds)
 	}
 }
 
