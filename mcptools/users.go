@@ -43,10 +43,10 @@ type userView struct {
 	m *Manager
 
 	// guarded by Manager.usersMu:
-	used           time.Time
-	base, own      []*tool.Tool // the inputs of merged
-	merged         []*tool.Tool
-	overlay        []string // servers the child serves, last seen
+	used      time.Time
+	base, own []*tool.Tool // the inputs of merged
+	merged    []*tool.Tool
+	overlay   []string // servers the child serves, last seen
 }
 
 // userExtSource is the extensions source of a user's child: the overlay

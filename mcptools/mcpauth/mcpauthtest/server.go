@@ -104,7 +104,7 @@ func (a *Server) prm(w http.ResponseWriter, _ *http.Request) {
 func (a *Server) asm(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, map[string]any{"issuer": a.srv.URL, "authorization_endpoint": a.srv.URL + "/authorize",
 		"token_endpoint": a.srv.URL + "/token", "registration_endpoint": a.srv.URL + "/register",
-		"revocation_endpoint": a.srv.URL + "/revoke",
+		"revocation_endpoint":      a.srv.URL + "/revoke",
 		"response_types_supported": []string{"code"}, "code_challenge_methods_supported": []string{"S256"},
 		"token_endpoint_auth_methods_supported": []string{"none"}})
 }
