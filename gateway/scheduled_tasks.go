@@ -121,12 +121,7 @@ func (s *Server) listScheduledTasks(w http.ResponseWriter, r *http.Request, u *p
 	if st == nil {
 		return
 	}
-	ts, err := st.tasks.ListScheduledTasks(r.Context(), store.TaskQuery{UserID: u.ID})
-	if err != nil {
-		s.internal(w, "cannot list scheduled tasks", err)
-		return
-	}
-	writeJSON(w, http.StatusOK, tasksJSON(ts))
+	s.writeTasks(w, r, st, store.TaskQuery{UserID: u.ID})
 }
 
 func (s *Server) listThreadScheduledTasks(w http.ResponseWriter, r *http.Request, u *principal) {
@@ -139,7 +134,12 @@ func (s *Server) listThreadScheduledTasks(w http.ResponseWriter, r *http.Request
 		writeError(w, http.StatusUnprocessableEntity, "Invalid thread id %q", tid)
 		return
 	}
-	ts, err := st.tasks.ListScheduledTasks(r.Context(), store.TaskQuery{UserID: u.ID, ThreadID: tid})
+	s.writeTasks(w, r, st, store.TaskQuery{UserID: u.ID, ThreadID: tid})
+}
+
+// writeTasks answers with the tasks q selects.
+func (s *Server) writeTasks(w http.ResponseWriter, r *http.Request, st *scheduledTasks, q store.TaskQuery) {
+	ts, err := st.tasks.ListScheduledTasks(r.Context(), q)
 	if err != nil {
 		s.internal(w, "cannot list scheduled tasks", err)
 		return
