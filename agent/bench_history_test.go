@@ -40,19 +40,24 @@ func historyState(n int) *thread.State {
 // the timer and the thread's setup) per run; cpu-ns/step is the process's
 // CPU time (user and system, all threads: GC included) in the timed parts
 // over the steps, steadier than ns/step on a shared machine.
+//
+// store=none-continued is the no-store run of a chat that keeps its
+// thread in memory and hands each run's outcome to the next
+// (Input.Continue): every run continues the previous run's outcome,
+// whose own four messages are cut off (a reslice, in the timer) so that
+// every run starts at n messages; the first outcome comes from a run on
+// the history, outside the timer. store=none hands every run the same
+// history (Input.State), which the run must not modify.
 func BenchmarkLoopHistory(b *testing.B) {
-	for _, persist := range []bool{false, true} {
+	for _, mode := range []string{"none", "none-continued", "sqlite"} {
 		for _, n := range []int{10, 100, 1000} {
-			name := fmt.Sprintf("store=none/messages=%d", n)
-			if persist {
-				name = fmt.Sprintf("store=sqlite/messages=%d", n)
-			}
-			b.Run(name, func(b *testing.B) { benchLoopHistory(b, n, persist) })
+			b.Run(fmt.Sprintf("store=%s/messages=%d", mode, n), func(b *testing.B) { benchLoopHistory(b, n, mode) })
 		}
 	}
 }
 
-func benchLoopHistory(b *testing.B, n int, persist bool) {
+func benchLoopHistory(b *testing.B, n int, mode string) {
+	persist, continued := mode == "sqlite", mode == "none-continued"
 	history := historyState(n)
 	var st store.Store
 	var db *sql.DB
@@ -70,6 +75,26 @@ func benchLoopHistory(b *testing.B, n int, persist bool) {
 	}
 	var grown int64
 	tools := benchTools(10)
+	build := func() *agent.Agent {
+		a, err := agent.New(agent.Options{Model: benchModel{}, Tools: tools, SystemPrompt: "bench", Store: st,
+			ToolMiddlewares:  []tool.Middleware{agent.Clarification()},
+			ModelMiddlewares: []tool.ModelMiddleware{agent.DanglingToolCalls()}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return a
+	}
+	// prev is the outcome the next run continues (store=none-continued).
+	var prev *agent.Outcome
+	if continued {
+		out, err := build().Invoke(b.Context(), agent.Input{ThreadID: "t", UserID: "u", State: history,
+			Messages: []model.Message{model.UserText("go")}}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		prev = out
+		prev.State.Messages = prev.State.Messages[:n]
+	}
 	// cpu is the process's CPU time in the timed parts: on a busy
 	// machine it says more than the wall time.
 	var cpu, mark int64
@@ -81,6 +106,9 @@ func benchLoopHistory(b *testing.B, n int, persist bool) {
 	for b.Loop() {
 		i++
 		in := agent.Input{ThreadID: "t", UserID: "u", Messages: []model.Message{model.UserText("go")}, State: history}
+		if continued {
+			in.State, in.Continue = nil, prev
+		}
 		if persist {
 			stop()
 			in.ThreadID, in.State = fmt.Sprintf("t%d", i), nil
@@ -98,15 +126,15 @@ func benchLoopHistory(b *testing.B, n int, persist bool) {
 			}
 			start()
 		}
-		a, err := agent.New(agent.Options{Model: benchModel{}, Tools: tools, SystemPrompt: "bench", Store: st,
-			ToolMiddlewares:  []tool.Middleware{agent.Clarification()},
-			ModelMiddlewares: []tool.ModelMiddleware{agent.DanglingToolCalls()}})
+		a := build()
+		before := dbSize(b, db)
+		out, err := a.Invoke(b.Context(), in, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
-		before := dbSize(b, db)
-		if _, err := a.Invoke(b.Context(), in, nil); err != nil {
-			b.Fatal(err)
+		if continued {
+			prev = out
+			prev.State.Messages = prev.State.Messages[:n]
 		}
 		if persist {
 			stop()

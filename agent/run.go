@@ -31,6 +31,17 @@ type Input struct {
 	// State is the starting state when the agent has no Store; it is not
 	// modified (the run works on a copy).
 	State *thread.State
+	// Continue, when the agent has no Store, is the outcome of an earlier
+	// run of the thread to go on from, handed over: the run starts from
+	// Continue.State (State must be nil or the same) and extends its
+	// messages in place, in the array the earlier run left them in,
+	// instead of copying the history (a chat that keeps its thread in
+	// memory passes each run's outcome to the next). The caller must not
+	// append to Continue.State's messages or change them in place once
+	// handed over; reading them stays safe, the run never writes them.
+	// An outcome continued twice is copied by the second run, as a lent
+	// State is. With a Store it is an error.
+	Continue *Outcome
 	// Context holds the run's non-checkpointed runtime values, handed to
 	// tools and middlewares (channel_name, disable_clarification, ...).
 	// The run never modifies it.
@@ -51,6 +62,10 @@ type Outcome struct {
 	// without a Go error: a model call that failed after its retries,
 	// answered by LLMErrorHandling's fallback message (its detail).
 	Error string
+
+	// cont is the run's request buffer, for a run that continues this
+	// outcome (Input.Continue); nil when State's messages left it.
+	cont *continuation
 }
 
 // Run starts a run and returns its events. The sequence ends with an
@@ -106,6 +121,9 @@ type runState struct {
 	// req is the request's messages of the last step (see
 	// requestMessages).
 	req requestBuffer
+	// cont is the buffer of the outcome the run continues and took, until
+	// its first request adopts it (see adopt).
+	cont *continuation
 	// fallback is the detail of the error fallback message that ended
 	// the run (LLMErrorHandling), "" otherwise.
 	fallback string
@@ -133,6 +151,9 @@ func (a *Agent) run(ctx context.Context, in Input, emit func(Event, error)) (*Ou
 	r.endTitle(ctx, reason, err)
 	out := &Outcome{ThreadID: in.ThreadID, RunID: in.RunID, Reason: reason, Turns: r.turns, Usage: r.usage.loop, State: r.state,
 		Error: r.fallback}
+	if r.state != nil && a.opts.Store == nil {
+		out.cont = r.req.keep(r.state.Messages)
+	}
 	r.finish(ctx, reason, err)
 	if a.opts.AfterRun != nil && err == nil && reason == StopCompleted && r.state != nil {
 		a.opts.AfterRun(in, out)
@@ -243,6 +264,21 @@ func failure(ctx context.Context, err error) (StopReason, error) {
 // and frees their threads) never leaves a thread busy.
 func (r *runState) load(ctx context.Context) error {
 	s := r.a.opts.Store
+	if c := r.in.Continue; c != nil {
+		switch {
+		case s != nil:
+			return errors.New("agent: Input.Continue needs an agent without a Store")
+		case r.in.State != nil && r.in.State != c.State:
+			return errors.New("agent: Input.State and Input.Continue name different states")
+		}
+		// The continued outcome's buffer is the run's if no other run
+		// took it; its first request adopts it.
+		if c.cont != nil && c.cont.taken.CompareAndSwap(false, true) {
+			r.cont = c.cont
+		}
+		r.state = c.State.View()
+		return nil
+	}
 	if s == nil {
 		// A view: the messages are copied once, into the request buffer.
 		r.state = r.in.State.View()
