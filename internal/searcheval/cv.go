@@ -190,8 +190,9 @@ func (c *CV) Fixed(method string, search func(string, int) []string) MethodResul
 // its elements (each parameter set to the best value of a small grid on
 // the training folds, and "antler-cv": a lexicon group dropped when
 // dropping it gains on them; "antler-cv-strict": a group kept only when
-// dropping it loses on them) and RM3 feedback ("antler+rm3", its settings chosen on
-// the training folds).
+// dropping it loses on them), RM3 feedback ("antler+rm3", its settings chosen on
+// the training folds), and the word-vector score against the lexical
+// ranker alone (see [CV.vectors]).
 func (c *CV) Run() (Report, error) {
 	rep := Report{Objective: c.Objective, Folds: c.Folds, FoldSizes: make([]int, c.Folds)}
 	for _, f := range c.Fold {
@@ -226,6 +227,11 @@ func (c *CV) Run() (Report, error) {
 		return rep, err
 	}
 	rep.Methods = append(rep.Methods, rm3)
+	lexical, vectors, err := c.vectors()
+	if err != nil {
+		return rep, err
+	}
+	rep.Methods = append(rep.Methods, lexical, vectors)
 	return rep, nil
 }
 
@@ -455,17 +461,49 @@ func rm3Grid() []deferred.SearchRM3 {
 // rm3 scores RM3 feedback over the shipped ranker, its setting chosen
 // on the whole set (in-fold) and on each fold's training folds.
 func (c *CV) rm3() (MethodResult, error) {
-	res := MethodResult{Method: "antler+rm3"}
 	grid := rm3Grid()
-	outs := make([][]Outcome, len(grid))
+	opts := make([]deferred.SearchOptions, len(grid))
 	for i, r := range grid {
-		o, err := c.run(deferred.SearchOptions{RM3: r}, nil)
+		opts[i] = deferred.SearchOptions{RM3: r}
+	}
+	return c.gridMethod("antler+rm3", opts)
+}
+
+// denseGrid are the weights of the word-vector score tried, 0 (the
+// lexical ranker alone) among them.
+var denseGrid = []float64{0, 5, 10, 20, 30, 40}
+
+// vectors scores the shipped ranker with the word-vector score's weight
+// chosen on the whole set (in-fold) and on each fold's training folds
+// ("antler+vectors"), beside the lexical ranker alone
+// ("antler-lexical", weight 0): the vectors are kept only if the first
+// beats the second out of fold.
+func (c *CV) vectors() (lexical, vectors MethodResult, err error) {
+	opts := make([]deferred.SearchOptions, len(denseGrid))
+	for i, w := range denseGrid {
+		opts[i] = deferred.SearchOptions{Params: map[string]float64{"weight.dense": w}}
+	}
+	if lexical, err = c.gridMethod("antler-lexical", opts[:1]); err != nil {
+		return lexical, vectors, err
+	}
+	vectors, err = c.gridMethod("antler+vectors", opts)
+	return lexical, vectors, err
+}
+
+// gridMethod scores the options of grid, the best on the whole set
+// in-fold and, for each fold, the best on its training folds out of
+// fold (the first of equals).
+func (c *CV) gridMethod(method string, grid []deferred.SearchOptions) (MethodResult, error) {
+	res := MethodResult{Method: method}
+	outs := make([][]Outcome, len(grid))
+	for i, o := range grid {
+		out, err := c.run(o, nil)
 		if err != nil {
 			return res, err
 		}
-		outs[i] = o
+		outs[i] = out
 	}
-	c.logf("rm3: %d settings", len(grid))
+	c.logf("%s: %d settings", method, len(grid))
 	pick := func(in func(int) bool) int {
 		best, n := 0, -1
 		for i := range grid {
@@ -477,7 +515,7 @@ func (c *CV) rm3() (MethodResult, error) {
 	}
 	b := pick(all)
 	res.InFold = c.tally(outs[b], all)
-	res.InFoldOptions = deferred.SearchOptions{RM3: grid[b]}
+	res.InFoldOptions = grid[b]
 	for f := range c.Folds {
 		t := c.tally(outs[pick(c.outOfFold(f))], c.inFold(f))
 		res.OutOfFold.Queries += t.Queries

@@ -433,6 +433,9 @@ func buildIndexSplitWith(tools []*tool.Tool, m int, beside func(), p *params) *I
 		ix.forward = forwardIndex(ix.postings, ix.n)
 	}
 	<-tail
+	if p.dense > 0 {
+		ix.buildDocVectors()
+	}
 	<-besideDone
 	ix.warmUp() // the tables are loaded: besideDone is after loadSearchTables
 	return ix

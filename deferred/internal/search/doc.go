@@ -31,18 +31,28 @@
 // consecutive query words that are consecutive words of a name; a query
 // mentioning a file path also asks for "file".
 //
+// Word vectors then reorder the documents a query matches by meaning:
+// each document's vector is the IDF-weighted sum of its terms' vectors,
+// the query's likewise, and their cosine similarity (above a floor) adds
+// to the BM25F score. The vectors (vectors.bin, 96 signed bytes a term)
+// are learnt by deferred/internal/genvectors from Debian's package
+// descriptions and WordNet's glosses, never from tool catalogues or
+// queries, and reproduced bit for bit by scripts/genvectors
+// (docs/search-vectors.md). They never add a document that shares no
+// word with the query.
+//
 // A query that is a valid regular expression (else a literal) matching
 // some documents' "name description", case-insensitively, returns those
 // first, name matches before description matches, as DeerFlow's
 // single-regex search did; an index of the letter/digit runs of those
 // texts rules out most documents before any regex runs.
 //
-// The three data files are embedded. The lexicon's synonym table is built
-// once per process at the first build, and derivations.txt and
-// cedict.txt are indexed beside it (about 1 ms, once), so no query pays
+// The four data files are embedded. The lexicon's synonym table is built
+// once per process at the first build, and derivations.txt,
+// cedict.txt and vectors.bin are indexed beside it (about 1 ms, once), so no query pays
 // for them: a lazily loaded table made the first query of a process, or
 // its first Chinese one, a 1–3 ms stall against a median of tens of
-// microseconds. Both are sorted text files binary-searched in place,
+// microseconds. The first two are sorted text files binary-searched in place,
 // regenerated with go generate by the commands in
 // deferred/internal/genderiv and deferred/internal/gencedict. Last, Build
 // runs one query on the finished index (warmQuery, through every path a

@@ -107,6 +107,7 @@ type Index struct {
 	nameBigrams map[uint64][]int32 // consecutive name terms (see bigram) → documents
 
 	forward [][]posting // by doc: its terms (posting.doc is the term id), for RM3 only
+	docVec  []float32   // by doc: its unit word vector (buildDocVectors), nil when weight.dense is 0
 	p       *params     // the tuned constants (shippedParams unless BuildWith)
 
 	pool sync.Pool // of *scratch
@@ -270,7 +271,11 @@ func (ix *Index) newRanking(query string) *ranking {
 		groups = append(groups, ix.feedback(first, groups)...)
 		first.release()
 	}
-	return ix.rankGroups(query, groups, seq)
+	r := ix.rankGroups(query, groups, seq)
+	if ix.p.dense > 0 && r.sc != nil {
+		ix.addDense(r, query)
+	}
+	return r
 }
 
 // rankGroups computes the BM25F base scores of the query term groups.

@@ -50,6 +50,7 @@ type params struct {
 	synonym, derivation, gloss, bigram  float64
 	pathFile, prefix, minPrefix, maxExt float64
 	regexFirst                          float64
+	dense, denseFloor, denseIDF         float64
 	maxBoost                            float64 // the largest factor the boosts multiply by
 	rm3                                 RM3
 	syn                                 map[string][]string
@@ -98,6 +99,12 @@ func (p *params) ref(name string) *float64 {
 		return &p.maxExt
 	case "regex_first":
 		return &p.regexFirst
+	case "weight.dense":
+		return &p.dense
+	case "dense.floor":
+		return &p.denseFloor
+	case "dense.idf":
+		return &p.denseIDF
 	}
 	return nil
 }
@@ -110,7 +117,9 @@ func (p *params) ref(name string) *float64 {
 // (synonym, derivation, gloss: a Chinese word's English glosses,
 // name_bigram, path_file, prefix); "prefix.min_length" and
 // "prefix.max_extension" bound truncation matches; "regex_first" (1 on,
-// 0 off) ranks DeerFlow's regex hits first.
+// 0 off) ranks DeerFlow's regex hits first; "weight.dense" (0 off),
+// "dense.floor" and "dense.idf" set the word-vector score (see
+// denseWeight).
 func ParamNames() []string {
 	var out []string
 	for _, f := range fieldNames {
@@ -121,7 +130,8 @@ func ParamNames() []string {
 	}
 	return append(out, "k1", "boost.name_coverage", "boost.server", "boost.exact_name",
 		"weight.synonym", "weight.derivation", "weight.gloss", "weight.name_bigram",
-		"weight.path_file", "weight.prefix", "prefix.min_length", "prefix.max_extension", "regex_first")
+		"weight.path_file", "weight.prefix", "prefix.min_length", "prefix.max_extension", "regex_first",
+		"weight.dense", "dense.floor", "dense.idf")
 }
 
 // shippedParams returns the shipped constants.
@@ -131,6 +141,7 @@ func shippedParams() params {
 		exactName: exactNameBoost, synonym: synonymWeight, derivation: derivationWeight, gloss: 1,
 		bigram: nameBigramWeight, pathFile: pathFileWeight, prefix: prefixWeight,
 		minPrefix: minPrefix, maxExt: maxExtension, regexFirst: 1,
+		dense: denseWeight, denseFloor: denseFloor, denseIDF: denseUnknownIDF,
 	}
 	p.maxBoost = (1 + p.nameCoverage) * (1 + p.exactName) * (1 + p.server)
 	return p

@@ -29,4 +29,5 @@ func (ix *Index) warmUp() {
 func loadSearchTables() {
 	derivations()
 	cedict()
+	vectors()
 }

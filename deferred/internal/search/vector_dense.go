@@ -1,0 +1,120 @@
+package search
+
+import "math"
+
+const (
+	// denseWeight scales the word-vector score a document the query
+	// matches gets on top of its BM25F score (0 disables it): the cosine
+	// similarity of the query's vector and the document's, less
+	// denseFloor, where positive. A query word the catalogue lacks
+	// counts in the query's vector at IDF denseUnknownIDF (a word it
+	// has, at its IDF in the catalogue). Chosen by cross-validation by
+	// server (docs/benchmarks.md).
+	denseWeight     = 20
+	denseFloor      = 0.1
+	denseUnknownIDF = 3
+)
+
+// buildDocVectors lays out each document's unit vector: the sum of its
+// terms' word vectors, each weighted by the term's IDF and its saturated
+// BM25F frequency in the document. Terms without a vector (names,
+// numbers, words rare in the training text) add nothing.
+func (ix *Index) buildDocVectors() {
+	v := vectors()
+	dims := v.dims
+	ix.docVec = make([]float32, ix.n*dims)
+	unit := make([]float32, dims)
+	for id, t := range ix.termStr {
+		i := v.lookup(t)
+		if i < 0 {
+			continue
+		}
+		v.unit(i, unit)
+		idf := ix.idf[id]
+		for _, p := range ix.postings[id] {
+			w := idf * p.tf / (p.tf + 1)
+			row := ix.docVec[int(p.doc)*dims : (int(p.doc)+1)*dims]
+			for k, x := range unit {
+				row[k] += w * x
+			}
+		}
+	}
+	for d := range ix.n {
+		normalize(ix.docVec[d*dims : (d+1)*dims])
+	}
+}
+
+// normalize scales row to unit length (a zero row stays zero).
+func normalize(row []float32) {
+	var s float64
+	for _, x := range row {
+		s += float64(x * x)
+	}
+	if s == 0 {
+		return
+	}
+	inv := float32(1 / math.Sqrt(s))
+	for k := range row {
+		row[k] *= inv
+	}
+}
+
+// addDense adds the word-vector score (see denseWeight) to the base
+// score of each document r already matched: it reorders the documents
+// that share words with the query, and never adds one that shares none,
+// so a query of words unrelated to the catalogue still finds nothing.
+func (ix *Index) addDense(r *ranking, query string) {
+	if len(r.touched) == 0 {
+		return
+	}
+	v := vectors()
+	dims := v.dims
+	buf := make([]float32, 2*dims)
+	qv, unit := buf[:dims], buf[dims:]
+	any := false
+	var seen []int32
+	splitWords(query, func(w string) {
+		term, id, ok := ix.queryWord(w)
+		if !ok {
+			return
+		}
+		i := v.lookup(term)
+		if i < 0 || containsInt32(seen, i) {
+			return
+		}
+		seen = append(seen, i)
+		v.unit(i, unit)
+		idf := float32(ix.p.denseIDF)
+		if id >= 0 {
+			idf = ix.idf[id]
+		}
+		for k, x := range unit {
+			qv[k] += idf * x
+		}
+		any = true
+	})
+	if !any {
+		return
+	}
+	normalize(qv)
+	floor := float32(ix.p.denseFloor)
+	for _, d := range r.touched {
+		row := ix.docVec[int(d)*dims : (int(d)+1)*dims]
+		var s float32
+		for k, x := range row {
+			s += x * qv[k]
+		}
+		if s > floor {
+			r.base[d] += ix.p.dense * float64(s-floor)
+		}
+	}
+}
+
+func containsInt32(s []int32, v int32) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
