@@ -78,7 +78,7 @@ type nodeScope struct {
 
 // newNodeScope starts a Manager of the npm server pkg whose entry sets
 // extra (such as "process_scope": "shared"), discovers its tools and
-// returns the one named tl.
+// returns the one named toolName.
 func newNodeScope(b *testing.B, pkg, toolName string, extra map[string]any, o mcptools.Options) *nodeScope {
 	b.Helper()
 	node, script := npmServer(b, pkg)
