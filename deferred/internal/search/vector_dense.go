@@ -13,6 +13,10 @@ const (
 	denseWeight     = 20
 	denseFloor      = 0.1
 	denseUnknownIDF = 3
+	// denseCandidates bounds the documents scored: the best this many by
+	// BM25F, so that a long query over a large catalogue (which matches
+	// thousands of tools) does not pay a vector product for each.
+	denseCandidates = 200
 )
 
 // buildDocVectors lays out each document's unit vector: the sum of its
@@ -60,7 +64,8 @@ func normalize(row []float32) {
 }
 
 // addDense adds the word-vector score (see denseWeight) to the base
-// score of each document r already matched: it reorders the documents
+// score of each document r already matched (the denseCandidates best):
+// it reorders the documents
 // that share words with the query, and never adds one that shares none,
 // so a query of words unrelated to the catalogue still finds nothing.
 func (ix *Index) addDense(r *ranking, query string) {
@@ -98,7 +103,18 @@ func (ix *Index) addDense(r *ranking, query string) {
 	}
 	normalize(qv)
 	floor := float32(ix.p.denseFloor)
+	cut := 0.0 // the least base score scored
+	if len(r.touched) > denseCandidates {
+		vals := make([]float64, len(r.touched))
+		for i, d := range r.touched {
+			vals[i] = r.base[d]
+		}
+		cut = kthLargest(vals, denseCandidates)
+	}
 	for _, d := range r.touched {
+		if r.base[d] < cut {
+			continue
+		}
 		row := ix.docVec[int(d)*dims : (int(d)+1)*dims]
 		var s float32
 		for k, x := range row {
@@ -117,4 +133,48 @@ func containsInt32(s []int32, v int32) bool {
 		}
 	}
 	return false
+}
+
+// kthLargest returns the k-th largest of vals (1 ≤ k ≤ len(vals)),
+// reordering vals: Hoare's selection with a median-of-three pivot, linear
+// on average, where the insertion of topK would be quadratic in k.
+func kthLargest(vals []float64, k int) float64 {
+	lo, hi, want := 0, len(vals)-1, k-1 // want: index in descending order
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		pivot := median3(vals[lo], vals[mid], vals[hi])
+		i, j := lo, hi
+		for i <= j {
+			for vals[i] > pivot {
+				i++
+			}
+			for vals[j] < pivot {
+				j--
+			}
+			if i <= j {
+				vals[i], vals[j] = vals[j], vals[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case want <= j:
+			hi = j
+		case want >= i:
+			lo = i
+		default:
+			return vals[want]
+		}
+	}
+	return vals[want]
+}
+
+func median3(a, b, c float64) float64 {
+	if a > b {
+		a, b = b, a
+	}
+	if b > c {
+		b = c
+	}
+	return max(a, b)
 }

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -107,5 +108,32 @@ func TestDenseScore(t *testing.T) {
 				t.Errorf("shipped ranker: top %q, want %q", got, tc.shipped)
 			}
 		})
+	}
+}
+
+func TestKthLargest(t *testing.T) {
+	rng := uint64(1)
+	next := func() float64 { rng = rng*6364136223846793005 + 1442695040888963407; return float64(rng>>40) / 16 }
+	for _, n := range []int{1, 2, 3, 10, 201, 1000} {
+		for _, dup := range []bool{false, true} {
+			vals := make([]float64, n)
+			for i := range vals {
+				vals[i] = next()
+				if dup {
+					vals[i] = float64(int(vals[i]) % 7)
+				}
+			}
+			sorted := slices.Clone(vals)
+			slices.Sort(sorted)
+			for _, k := range []int{1, n / 2, n} {
+				if k < 1 {
+					continue
+				}
+				want := sorted[n-k]
+				if got := kthLargest(slices.Clone(vals), k); got != want {
+					t.Errorf("n=%d dup=%v k=%d: %v, want %v", n, dup, k, got, want)
+				}
+			}
+		}
 	}
 }
