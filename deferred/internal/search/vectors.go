@@ -18,7 +18,6 @@ import (
 // bytes.
 //
 //go:generate ../../../scripts/genvectors
-//
 //go:embed vectors.bin
 var vectorsData string
 
