@@ -232,3 +232,30 @@ func BenchmarkCatalogCacheLive(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSearchLiveMCPBench runs the 28 LiveMCPBench tasks (whole
+// text, long multi-step requests) against its own 527-tool catalogue:
+// the size of a real deployment's MCP catalogue. Each op is one query;
+// cpu-µs/op is the process's CPU time per query.
+func BenchmarkSearchLiveMCPBench(b *testing.B) {
+	dir := evalDir(b)
+	entries, err := searcheval.ReadJSONL[searcheval.Entry](filepath.Join(dir, "livemcpbench_catalog.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	qs, err := searcheval.ReadJSONL[searcheval.Query](filepath.Join(dir, "livemcpbench_queries.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	tools, _ := searcheval.Tools(entries)
+	c := deferred.NewCatalog(tools)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := cpuTime()
+	i := 0
+	for b.Loop() {
+		c.Search(qs[i%len(qs)].Query, 5)
+		i++
+	}
+	b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(b.N)/1000, "cpu-µs/op")
+}

@@ -108,6 +108,7 @@ type Index struct {
 
 	forward [][]posting // by doc: its terms (posting.doc is the term id), for RM3 only
 	docVec  []float32   // by doc: its unit word vector (buildDocVectors), nil when weight.dense is 0
+	termVec []int32     // by term: its row in the word-vector table, -1 for none (buildDocVectors)
 	p       *params     // the tuned constants (shippedParams unless BuildWith)
 
 	pool sync.Pool // of *scratch
@@ -131,13 +132,16 @@ type qterm struct {
 // the best match of each group, so a word's variants never add up.
 // seq is the index term of each query word that is not a stop word, in
 // query order (-1 for a word the catalogue lacks), for phrase matches.
-func (ix *Index) queryTerms(query string) (out [][]qterm, seq []int32) {
+func (ix *Index) queryTerms(query string) (out [][]qterm, seq []int32, words []queryWord) {
 	splitWords(query, func(w string) {
 		st, exact, ok := ix.queryWord(w)
 		if !ok {
 			return
 		}
 		seq = append(seq, exact)
+		if !slices.ContainsFunc(words, func(q queryWord) bool { return q.term == st }) {
+			words = append(words, queryWord{st, exact})
+		}
 		var g []qterm
 		add := func(id int32, w float64) {
 			for i := range g {
@@ -200,7 +204,14 @@ func (ix *Index) queryTerms(query string) (out [][]qterm, seq []int32) {
 			out = append(out, []qterm{{id, ix.p.pathFile}})
 		}
 	}
-	return out, seq
+	return out, seq, words
+}
+
+// queryWord is a distinct word of a query: its index term and the
+// term's id (-1 when the catalogue lacks it).
+type queryWord struct {
+	term string
+	id   int32
 }
 
 // queryWord returns the index term of a lowercased query word and its
@@ -265,7 +276,7 @@ type ranking struct {
 
 // newRanking computes the BM25F base scores of query.
 func (ix *Index) newRanking(query string) *ranking {
-	groups, seq := ix.queryTerms(query)
+	groups, seq, words := ix.queryTerms(query)
 	if ix.p.rm3.on() && len(groups) > 0 {
 		first := ix.rankGroups(query, groups, seq)
 		groups = append(groups, ix.feedback(first, groups)...)
@@ -273,7 +284,7 @@ func (ix *Index) newRanking(query string) *ranking {
 	}
 	r := ix.rankGroups(query, groups, seq)
 	if ix.p.dense > 0 && r.sc != nil {
-		ix.addDense(r, query)
+		ix.addDense(r, words)
 	}
 	return r
 }
@@ -361,6 +372,8 @@ type scratch struct {
 	exact      []bool    // by term
 	touched    []int32
 	bestDocs   []int32
+	dense      []float32 // the query's vector and a word's (addDense)
+	cutVals    []float64 // base scores to select the dense candidates from
 }
 
 func (ix *Index) getScratch() *scratch {

@@ -16,7 +16,7 @@ const (
 	// denseCandidates bounds the documents scored: the best this many by
 	// BM25F, so that a long query over a large catalogue (which matches
 	// thousands of tools) does not pay a vector product for each.
-	denseCandidates = 200
+	denseCandidates = 50
 )
 
 // buildDocVectors lays out each document's unit vector: the sum of its
@@ -27,9 +27,11 @@ func (ix *Index) buildDocVectors() {
 	v := vectors()
 	dims := v.dims
 	ix.docVec = make([]float32, ix.n*dims)
+	ix.termVec = make([]int32, len(ix.termStr))
 	unit := make([]float32, dims)
 	for id, t := range ix.termStr {
 		i := v.lookup(t)
+		ix.termVec[id] = i
 		if i < 0 {
 			continue
 		}
@@ -68,36 +70,36 @@ func normalize(row []float32) {
 // it reorders the documents
 // that share words with the query, and never adds one that shares none,
 // so a query of words unrelated to the catalogue still finds nothing.
-func (ix *Index) addDense(r *ranking, query string) {
+func (ix *Index) addDense(r *ranking, words []queryWord) {
 	if len(r.touched) == 0 {
 		return
 	}
 	v := vectors()
 	dims := v.dims
-	buf := make([]float32, 2*dims)
-	qv, unit := buf[:dims], buf[dims:]
+	sc := r.sc
+	if len(sc.dense) != 2*dims {
+		sc.dense = make([]float32, 2*dims)
+	}
+	qv, unit := sc.dense[:dims], sc.dense[dims:]
+	clear(qv)
 	any := false
-	var seen []int32
-	splitWords(query, func(w string) {
-		term, id, ok := ix.queryWord(w)
-		if !ok {
-			return
-		}
-		i := v.lookup(term)
-		if i < 0 || containsInt32(seen, i) {
-			return
-		}
-		seen = append(seen, i)
-		v.unit(i, unit)
+	for _, w := range words {
+		var i int32
 		idf := float32(ix.p.denseIDF)
-		if id >= 0 {
-			idf = ix.idf[id]
+		if w.id >= 0 {
+			i, idf = ix.termVec[w.id], ix.idf[w.id]
+		} else {
+			i = v.lookup(w.term)
 		}
+		if i < 0 {
+			continue
+		}
+		v.unit(i, unit)
 		for k, x := range unit {
 			qv[k] += idf * x
 		}
 		any = true
-	})
+	}
 	if !any {
 		return
 	}
@@ -105,11 +107,12 @@ func (ix *Index) addDense(r *ranking, query string) {
 	floor := float32(ix.p.denseFloor)
 	cut := 0.0 // the least base score scored
 	if len(r.touched) > denseCandidates {
-		vals := make([]float64, len(r.touched))
-		for i, d := range r.touched {
-			vals[i] = r.base[d]
+		vals := sc.cutVals[:0]
+		for _, d := range r.touched {
+			vals = append(vals, r.base[d])
 		}
 		cut = kthLargest(vals, denseCandidates)
+		sc.cutVals = vals
 	}
 	for _, d := range r.touched {
 		if r.base[d] < cut {
@@ -124,15 +127,6 @@ func (ix *Index) addDense(r *ranking, query string) {
 			r.base[d] += ix.p.dense * float64(s-floor)
 		}
 	}
-}
-
-func containsInt32(s []int32, v int32) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // kthLargest returns the k-th largest of vals (1 ≤ k ≤ len(vals)),

@@ -25,7 +25,8 @@ var vectorsData string
 type wordVectors struct {
 	words []string // sorted; each a substring of vectorsData
 	dims  int
-	data  string // len(words)·dims signed bytes
+	data  string    // len(words)·dims signed bytes
+	inv   []float32 // by word: 1 / the length of its vector (0 for a zero vector)
 }
 
 // vectors is the parsed table, once per process (about 1 ms).
@@ -60,6 +61,17 @@ func parseVectors(data string) (*wordVectors, error) {
 		return nil, fmt.Errorf("word vectors: %d bytes of vectors, want %d·%d", len(rest), n, dims)
 	}
 	v.data = rest
+	v.inv = make([]float32, n)
+	for i := range n {
+		var norm float64
+		for _, b := range []byte(rest[i*dims : (i+1)*dims]) {
+			x := float64(int8(b))
+			norm += x * x
+		}
+		if norm > 0 {
+			v.inv[i] = float32(1 / math.Sqrt(norm))
+		}
+	}
 	return v, nil
 }
 
@@ -74,17 +86,8 @@ func (v *wordVectors) lookup(w string) int32 {
 // unit writes vector i, scaled to unit length, into dst (len dims).
 func (v *wordVectors) unit(i int32, dst []float32) {
 	raw := v.data[int(i)*v.dims : (int(i)+1)*v.dims]
-	var norm float32
+	inv := v.inv[i]
 	for k := range dst {
-		x := float32(int8(raw[k]))
-		dst[k] = x
-		norm += x * x
-	}
-	if norm == 0 {
-		return
-	}
-	inv := float32(1 / math.Sqrt(float64(norm)))
-	for k := range dst {
-		dst[k] *= inv
+		dst[k] = float32(int8(raw[k])) * inv
 	}
 }
