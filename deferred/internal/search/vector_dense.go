@@ -1,6 +1,11 @@
 package search
 
-import "math"
+import (
+	"cmp"
+	"math"
+	"slices"
+	"sync"
+)
 
 const (
 	// denseWeight scales the word-vector score a document the query
@@ -22,22 +27,43 @@ const (
 // buildDocVectors lays out each document's unit vector: the sum of its
 // terms' word vectors, each weighted by the term's IDF and its saturated
 // BM25F frequency in the document. Terms without a vector (names,
-// numbers, words rare in the training text) add nothing.
+// numbers, words rare in the training text) add nothing. The documents
+// are split in two halves summed side by side (each document's sum runs
+// in term order either way, so the vectors do not depend on the split).
 func (ix *Index) buildDocVectors() {
 	v := vectors()
-	dims := v.dims
-	ix.docVec = make([]float32, ix.n*dims)
+	ix.docVec = make([]float32, ix.n*v.dims)
 	ix.termVec = make([]int32, len(ix.termStr))
-	unit := make([]float32, dims)
 	for id, t := range ix.termStr {
-		i := v.lookup(t)
-		ix.termVec[id] = i
+		ix.termVec[id] = v.lookup(t)
+	}
+	h := int32(ix.n / 2)
+	var wg sync.WaitGroup
+	wg.Go(func() { ix.sumDocVectors(h, int32(ix.n)) })
+	ix.sumDocVectors(0, h)
+	wg.Wait()
+}
+
+// sumDocVectors computes the vectors of documents [from, to).
+func (ix *Index) sumDocVectors(from, to int32) {
+	v := vectors()
+	dims := v.dims
+	unit := make([]float32, dims)
+	for id, i := range ix.termVec {
 		if i < 0 {
+			continue
+		}
+		ps := ix.postings[id]
+		lo, _ := slices.BinarySearchFunc(ps, from, func(p posting, d int32) int { return cmp.Compare(p.doc, d) })
+		if lo == len(ps) || ps[lo].doc >= to {
 			continue
 		}
 		v.unit(i, unit)
 		idf := ix.idf[id]
-		for _, p := range ix.postings[id] {
+		for _, p := range ps[lo:] {
+			if p.doc >= to {
+				break
+			}
 			w := idf * p.tf / (p.tf + 1)
 			row := ix.docVec[int(p.doc)*dims : (int(p.doc)+1)*dims]
 			for k, x := range unit {
@@ -45,8 +71,8 @@ func (ix *Index) buildDocVectors() {
 			}
 		}
 	}
-	for d := range ix.n {
-		normalize(ix.docVec[d*dims : (d+1)*dims])
+	for d := from; d < to; d++ {
+		normalize(ix.docVec[int(d)*dims : (int(d)+1)*dims])
 	}
 }
 
