@@ -42,3 +42,27 @@ func Example() {
 	// text: It is noon.
 	// done: completed after 2 turns
 }
+
+// A chat without a store keeps its thread in memory: each run continues
+// the previous run's outcome, extending its messages in place.
+func ExampleInput_continue() {
+	m := &fakeModel{steps: []step{answer("Hello."), answer("Still here.")}}
+	a, err := agent.New(agent.Options{Model: m, SystemPrompt: "Be brief."})
+	if err != nil {
+		panic(err)
+	}
+	var out *agent.Outcome
+	for _, line := range []string{"Hi", "Are you there?"} {
+		out, err = a.Invoke(context.Background(), agent.Input{Continue: out,
+			Messages: []model.Message{model.UserText(line)}}, nil)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(out.State.Messages[len(out.State.Messages)-1].Content)
+	}
+	fmt.Println(len(out.State.Messages), "messages")
+	// Output:
+	// Hello.
+	// Still here.
+	// 4 messages
+}
