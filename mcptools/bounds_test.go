@@ -53,7 +53,7 @@ func TestCallBound_abandonedCallIsCancelledAtTheServer(t *testing.T) {
 			}
 			ext := parseExt(t, `{"s": `+fakeServerJSON(t, "serve", extra)+`}`)
 			m := newManager(t, mcptools.Options{Extensions: mcptools.Static(ext), DefaultCallTimeout: tt.def})
-			tools := toolsByName(t, m)
+			tools := toolsByName(t, m, "s_block", "s_echo")
 			ctx, cancel := context.WithTimeout(t.Context(), hangGuard)
 			defer cancel()
 			callCtx := ctx

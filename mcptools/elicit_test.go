@@ -230,6 +230,9 @@ func TestElicitationCall_attributesTheRun(t *testing.T) {
 			for _, tl := range tools {
 				byName[tl.Name] = tl
 			}
+			if byName["mem_ask"] == nil || byName["mem_hold"] == nil {
+				t.Fatalf("tools = %v", names(tools))
+			}
 			holding := make(chan struct{})
 			if tt.holder != nil {
 				go func() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -162,7 +163,7 @@ func TestCallArgumentsAndResults(t *testing.T) {
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "it broke"}}}, nil
 		})
 	m := newManager(t, mcptools.Options{Extensions: mcptools.Static(parseExt(t, `{"s": `+memServerJSON("")+`}`)), Dial: memServers{"s": srv}.dial})
-	byName := toolsByName(t, m)
+	byName := toolsByName(t, m, "s_raw", "s_fails", "s_echo")
 
 	for _, args := range []string{``, ` {} `} {
 		res, err := byName["s_raw"].Handler(t.Context(), &tool.Call{}, json.RawMessage(args))
@@ -203,7 +204,10 @@ func TestCallArgumentsAndResults(t *testing.T) {
 	}
 }
 
-func toolsByName(t *testing.T, m *mcptools.Manager) map[string]*tool.Tool {
+// toolsByName returns m's tools by name. A tool of want that is missing
+// fails the test, naming the tools found and each server's state (such as
+// a discovery that timed out), rather than leaving a nil to dereference.
+func toolsByName(t *testing.T, m *mcptools.Manager, want ...string) map[string]*tool.Tool {
 	t.Helper()
 	tools, err := m.Tools(t.Context())
 	if err != nil {
@@ -212,6 +216,15 @@ func toolsByName(t *testing.T, m *mcptools.Manager) map[string]*tool.Tool {
 	out := map[string]*tool.Tool{}
 	for _, tl := range tools {
 		out[tl.Name] = tl
+	}
+	for _, name := range want {
+		if out[name] == nil {
+			var states []string
+			for _, s := range m.Status() {
+				states = append(states, fmt.Sprintf("%s: %s (%v)", s.Name, s.State, s.Err))
+			}
+			t.Fatalf("no tool %s among %v; servers: %v", name, names(tools), states)
+		}
 	}
 	return out
 }
@@ -228,7 +241,7 @@ func TestCancellationReachesServer(t *testing.T) {
 			return nil, ctx.Err()
 		})
 	m := newManager(t, mcptools.Options{Extensions: mcptools.Static(parseExt(t, `{"s": `+memServerJSON("")+`}`)), Dial: memServers{"s": srv}.dial})
-	block := toolsByName(t, m)["s_block"]
+	block := toolsByName(t, m, "s_block")["s_block"]
 	ctx, cancel := context.WithCancel(t.Context())
 	errc := make(chan error, 1)
 	go func() {
@@ -258,7 +271,7 @@ func TestToolCallTimeoutAppliesToHTTP(t *testing.T) {
 		Dial:       memServers{"s": srv}.dial,
 	})
 	start := time.Now()
-	res, err := toolsByName(t, m)["s_sleep"].Handler(t.Context(), &tool.Call{}, json.RawMessage(`{"millis": 10000}`))
+	res, err := toolsByName(t, m, "s_sleep")["s_sleep"].Handler(t.Context(), &tool.Call{}, json.RawMessage(`{"millis": 10000}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +283,7 @@ func TestToolCallTimeoutAppliesToHTTP(t *testing.T) {
 		t.Errorf("timed-out call took %s", d)
 	}
 	// The session survives a timeout.
-	res, err = toolsByName(t, m)["s_echo"].Handler(t.Context(), &tool.Call{}, json.RawMessage(`{"message":"x"}`))
+	res, err = toolsByName(t, m, "s_echo")["s_echo"].Handler(t.Context(), &tool.Call{}, json.RawMessage(`{"message":"x"}`))
 	if err != nil || resultText(res) != "Echo: x" {
 		t.Errorf("after timeout: %q %v", resultText(res), err)
 	}
@@ -297,7 +310,7 @@ func TestProgressEvents(t *testing.T) {
 			events <- data.(tool.Progress)
 		}
 	}}
-	res, err := toolsByName(t, m)["s_work"].Handler(t.Context(), call, nil)
+	res, err := toolsByName(t, m, "s_work")["s_work"].Handler(t.Context(), call, nil)
 	if err != nil || resultText(res) != "done" {
 		t.Fatalf("%q %v", resultText(res), err)
 	}

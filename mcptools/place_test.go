@@ -42,7 +42,7 @@ func newPlaceFixture(t *testing.T, withLayout bool) *placeFixture {
 	if withLayout {
 		opts.Layout = f.layout
 	}
-	f.tools = toolsByName(t, newManager(t, opts))
+	f.tools = toolsByName(t, newManager(t, opts), "f_report", "c_report", "f_write", "f_echo")
 	return f
 }
 

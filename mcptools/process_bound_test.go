@@ -38,6 +38,9 @@ func waitGone(t *testing.T, pid string) {
 // function is called, and waits until the call holds its process.
 func blockIn(t *testing.T, m *mcptools.Manager, sleep *tool.Tool, call *tool.Call) (stop func()) {
 	t.Helper()
+	if sleep == nil {
+		t.Fatalf("blockIn: nil tool (not discovered)")
+	}
 	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
 	wg.Go(func() { _, _ = sleep.Handler(ctx, call, []byte(`{"millis": 3600000}`)) })
@@ -49,7 +52,7 @@ func blockIn(t *testing.T, m *mcptools.Manager, sleep *tool.Tool, call *tool.Cal
 func TestProcessBound_evictsTheIdleProcessFirst(t *testing.T) {
 	ext := parseExt(t, `{"f": `+fakeServerJSON(t, "serve", "")+`}`)
 	m := newManager(t, mcptools.Options{Extensions: mcptools.Static(ext), MaxProcesses: 3, TerminateGrace: 200 * time.Millisecond})
-	tools := toolsByName(t, m)
+	tools := toolsByName(t, m, "f_pid", "f_sleep")
 	pid, sleep := tools["f_pid"], tools["f_sleep"]
 	t1, t2, t3 := &tool.Call{UserID: "u", ThreadID: "t1"}, &tool.Call{UserID: "u", ThreadID: "t2"}, &tool.Call{UserID: "u", ThreadID: "t3"}
 
@@ -101,7 +104,7 @@ func TestProcessBound_neverEvictsABusyProcess(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := newManager(t, mcptools.Options{Extensions: mcptools.Static(ext), MaxProcesses: 2, ProcessWait: tt.wait, TerminateGrace: 200 * time.Millisecond})
-			tools := toolsByName(t, m)
+			tools := toolsByName(t, m, "f_pid", "f_sleep")
 			pid, sleep := tools["f_pid"], tools["f_sleep"]
 			t1, t2 := &tool.Call{UserID: "u", ThreadID: "t1"}, &tool.Call{UserID: "u", ThreadID: "t2"}
 			p1, _ := callText(t, pid, t1, "")
@@ -150,7 +153,7 @@ func TestProcessScope_sharedOrPerThread(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ext := parseExt(t, `{"f": `+fakeServerJSON(t, "serve", tt.setting)+`}`)
 			m := newManager(t, mcptools.Options{Extensions: mcptools.Static(ext)})
-			pid := toolsByName(t, m)["f_pid"]
+			pid := toolsByName(t, m, "f_pid")["f_pid"]
 			p1, _ := callText(t, pid, &tool.Call{UserID: "u", ThreadID: "t1"}, "")
 			p2, _ := callText(t, pid, &tool.Call{UserID: "u", ThreadID: "t2"}, "")
 			control, _ := callText(t, pid, &tool.Call{}, "")
@@ -189,7 +192,7 @@ func TestIdleTimeout_closesIdleProcesses(t *testing.T) {
 	clock := &idleClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	ext := parseExt(t, `{"f": `+fakeServerJSON(t, "serve", "")+`}`)
 	m := newManager(t, mcptools.Options{Extensions: mcptools.Static(ext), Now: clock.Now, IdleTimeout: 10 * time.Minute, TerminateGrace: 200 * time.Millisecond})
-	pid := toolsByName(t, m)["f_pid"]
+	pid := toolsByName(t, m, "f_pid")["f_pid"]
 	t1, t2 := &tool.Call{UserID: "u", ThreadID: "t1"}, &tool.Call{UserID: "u", ThreadID: "t2"}
 	p1, _ := callText(t, pid, t1, "")
 	clock.advance(9 * time.Minute)
@@ -221,7 +224,7 @@ func TestProcessBound_derivedFromMeasuredMemory(t *testing.T) {
 	if _, bound := m.Processes(); bound != 32 {
 		t.Errorf("bound before any measurement = %d, want 32 (4 GiB / 128 MiB)", bound)
 	}
-	pid := toolsByName(t, m)["f_pid"] // measures the control process
+	pid := toolsByName(t, m, "f_pid")["f_pid"] // measures the control process
 	first, _ := callText(t, pid, &tool.Call{UserID: "u", ThreadID: "t0"}, "")
 	for _, th := range []string{"t1", "t2"} {
 		callText(t, pid, &tool.Call{UserID: "u", ThreadID: th}, "")

@@ -45,8 +45,12 @@ func findTool(tools []*tool.Tool, name string) *tool.Tool {
 	return nil
 }
 
+// userCall calls tl as user; a nil tl (not discovered) fails the test.
 func userCall(t *testing.T, tl *tool.Tool, user, args string) string {
 	t.Helper()
+	if tl == nil {
+		t.Fatalf("userCall: nil tool (not discovered)")
+	}
 	res, err := tl.Handler(t.Context(), &tool.Call{ID: "c", UserID: user}, json.RawMessage(args))
 	if err != nil {
 		t.Fatal(err)
