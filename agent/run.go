@@ -39,8 +39,10 @@ type Input struct {
 	// memory passes each run's outcome to the next). The caller must not
 	// append to Continue.State's messages or change them in place once
 	// handed over; reading them stays safe, the run never writes them.
-	// An outcome continued twice is copied by the second run, as a lent
-	// State is. With a Store it is an error.
+	// A state cut short (resliced) is continued from its length: the
+	// messages past it in the same array are overwritten. An outcome
+	// continued twice is copied by the second run, as a lent State is.
+	// With a Store it is an error.
 	Continue *Outcome
 	// Context holds the run's non-checkpointed runtime values, handed to
 	// tools and middlewares (channel_name, disable_clarification, ...).
