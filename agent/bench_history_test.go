@@ -235,3 +235,42 @@ func benchLoopHistoryCold(b *testing.B, n int) {
 		b.ReportMetric(float64(cpu)/float64(b.N*2), "cpu-ns/step")
 	}
 }
+
+// BenchmarkLoopHistoryGrowing is store=none-continued without the
+// reslice: a chat that keeps its thread in memory, each run continuing
+// the previous outcome, its thread growing by four messages a run from
+// n (to n+4·b.N: compare rows run with the same -benchtime). Its
+// B/op includes the buffer's moves when its spare room runs out.
+func BenchmarkLoopHistoryGrowing(b *testing.B) {
+	for _, n := range []int{10, 100, 1000} {
+		b.Run(fmt.Sprintf("store=none-continued/messages=%d", n), func(b *testing.B) {
+			tools := benchTools(10)
+			build := func() *agent.Agent {
+				a, err := agent.New(agent.Options{Model: benchModel{}, Tools: tools, SystemPrompt: "bench",
+					ToolMiddlewares:  []tool.Middleware{agent.Clarification()},
+					ModelMiddlewares: []tool.ModelMiddleware{agent.DanglingToolCalls()}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				return a
+			}
+			in := agent.Input{ThreadID: "t", UserID: "u", Messages: []model.Message{model.UserText("go")}}
+			in.State = historyState(n)
+			prev, err := build().Invoke(b.Context(), in, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			in.State = nil
+			b.ReportAllocs()
+			mark := cpuTime()
+			for b.Loop() {
+				in.Continue = prev
+				if prev, err = build().Invoke(b.Context(), in, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(cpuTime()-mark)/float64(b.N*2), "cpu-ns/step")
+			b.ReportMetric(float64(len(prev.State.Messages)), "messages-at-end")
+		})
+	}
+}
