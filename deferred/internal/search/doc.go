@@ -49,7 +49,7 @@
 //
 // The four data files are embedded. The lexicon's synonym table is built
 // once per process at the first build, and derivations.txt,
-// cedict.txt and vectors.bin are indexed beside it (about 1 ms, once), so no query pays
+// cedict.txt and vectors.bin are indexed beside it (about 3 ms, once), so no query pays
 // for them: a lazily loaded table made the first query of a process, or
 // its first Chinese one, a 1–3 ms stall against a median of tens of
 // microseconds. The first two are sorted text files binary-searched in place,
