@@ -84,7 +84,10 @@ func (d *Dispatcher) complete(ctx context.Context, taskID, taskRunID, runID stri
 // were then failed by the store's recovery: SQLite's owner locks,
 // Postgres's run leases) or another replica's watcher failed. A task run
 // that never got its run is interrupted once its task's lease has
-// expired. Once tasks left running without an active run are cancelled.
+// expired. A run whose record is missing is taken as gone (its thread
+// deleted) only once its task run is older than the lease too: the
+// gateway's run writes its record after LaunchScheduled returns. Once
+// tasks left running without an active run are cancelled.
 func (d *Dispatcher) reconcile(ctx context.Context) error {
 	active, err := d.tasks.ActiveScheduledTaskRuns(ctx, maxReconcile)
 	if err != nil {
@@ -94,9 +97,15 @@ func (d *Dispatcher) reconcile(ctx context.Context) error {
 	busy := map[string]bool{}
 	for _, tr := range active {
 		busy[tr.TaskID] = true
+		starting := now.Sub(tr.CreatedAt) < d.leaseFor()
 		if tr.RunID != "" {
 			r, err := d.runs.GetRun(ctx, tr.RunID)
 			switch {
+			case errors.Is(err, store.ErrNotFound) && starting:
+				// The launcher may return before its run writes its
+				// record (the gateway's run goroutine writes it): a
+				// run that recent is starting, not gone.
+				continue
 			case errors.Is(err, store.ErrNotFound):
 				r = nil
 			case err != nil:
@@ -108,7 +117,7 @@ func (d *Dispatcher) reconcile(ctx context.Context) error {
 			}
 			continue
 		}
-		if now.Sub(tr.CreatedAt) < d.leaseFor() {
+		if starting {
 			continue // its dispatch may still be starting it
 		}
 		t, err := d.tasks.GetScheduledTask(ctx, tr.TaskID)

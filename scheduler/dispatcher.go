@@ -71,6 +71,8 @@ type LaunchRequest struct {
 
 // Launched is a started run.
 type Launched struct {
+	// RunID names the run; its record may be written after
+	// LaunchScheduled returns (the gateway's run goroutine writes it).
 	RunID    string
 	ThreadID string
 	// Done is closed when the run has ended and its outcome is stored.

@@ -3,11 +3,13 @@ package scheduler_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/scheduler"
 	"github.com/antlerhq/antler/store"
 )
@@ -374,4 +376,64 @@ func TestDispatcher_triggerReconciles(t *testing.T) {
 		t.Errorf("runs = %+v %+v", runs[0], runs[1])
 	}
 	close(l.all()[0].done)
+}
+
+// TestDispatcher_runRecordWrittenLate: the gateway's run writes its
+// record after LaunchScheduled returns. A trigger or a poll in between
+// sees a run starting, not one gone: a second trigger conflicts and the
+// task run stays running until the run's outcome. A record still missing
+// after the lease is a run gone (its thread deleted).
+func TestDispatcher_runRecordWrittenLate(t *testing.T) {
+	st := openSQLite(t, t.TempDir())
+	c := &clock{now: t0}
+	l := &launcher{st: st, late: true}
+	d := newDispatcher(t, st, l, c, 5, "A")
+	t.Cleanup(func() { // before d.Close, which waits for the runs' ends
+		for _, x := range l.all() {
+			select {
+			case <-x.done:
+			default:
+				close(x.done)
+			}
+		}
+	})
+	create(t, st, onceTask("once", t0.Add(time.Hour)), cronTask("cron", "0 * * * *", t0.Add(time.Hour)))
+	for _, id := range []string{"once", "cron"} {
+		if o := d.Trigger(t.Context(), getTask(t, st, id)); o.Outcome != scheduler.OutcomeLaunched {
+			t.Fatalf("trigger %s = %+v", id, o)
+		}
+	}
+	if o := d.Trigger(t.Context(), getTask(t, st, "once")); o.Outcome != scheduler.OutcomeConflict {
+		t.Errorf("second trigger before the run's record = %+v, want a conflict", o)
+	}
+	if err := d.RunOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"once", "cron"} {
+		if runs := runsOf(t, st, id); len(runs) != 1 || runs[0].Status != store.TaskRunRunning {
+			t.Fatalf("runs of %s before the run's record = %+v", id, runs)
+		}
+	}
+	if task := getTask(t, st, "once"); task.Status != store.TaskRunning {
+		t.Errorf("once task before the run's record = %+v", task)
+	}
+
+	launches := l.all()
+	if err := l.writeRecord(t.Context(), launches[0]); err != nil {
+		t.Fatal(err)
+	}
+	l.finish(t.Context(), launches[0], store.RunSuccess, "")
+	c.Set(t0.Add(time.Duration(config.Default().Scheduler.LeaseSeconds+1) * time.Second))
+	if err := d.RunOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if runs := runsOf(t, st, "once"); runs[0].Status != store.TaskRunSuccess {
+		t.Errorf("once run = %+v", runs[0])
+	}
+	if task := getTask(t, st, "once"); task.Status != store.TaskCompleted {
+		t.Errorf("once task = %+v", task)
+	}
+	if runs := runsOf(t, st, "cron"); runs[0].Status != store.TaskRunInterrupted || !strings.Contains(runs[0].Error, "record is gone") {
+		t.Errorf("cron run without a record after the lease = %+v", runs[0])
+	}
 }
