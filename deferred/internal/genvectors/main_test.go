@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -137,5 +138,28 @@ func TestTrain_reproducible(t *testing.T) {
 	}
 	if same, other := dot(vec("inbox"), vec("spam")), dot(vec("inbox"), vec("comet")); same <= other {
 		t.Errorf("inbox·spam = %d, not above inbox·comet = %d", same, other)
+	}
+}
+
+// TestShippedTableMatchesDefaults checks that the shipped table was
+// written with the generator's default settings, which scripts/genvectors
+// uses: a default changed without regenerating the table fails here.
+func TestShippedTableMatchesDefaults(t *testing.T) {
+	data, err := os.ReadFile("../search/vectors.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _, _ := bytes.Cut(data, []byte("\n"))
+	o := defaultOptions()
+	table := encodeTable(nil, nil, o)
+	want := strings.TrimSuffix(strings.Replace(string(table), " 0 ", " ", 1), "\n")
+	// want is the header of an empty table: drop the word count from both.
+	f := strings.Fields(string(head))
+	if len(f) < 3 {
+		t.Fatalf("shipped header %q is too short", head)
+	}
+	got := strings.Join(append(f[:2:2], f[3:]...), " ")
+	if got != want {
+		t.Errorf("shipped table header (word count left out)\n  %s\nwant, from the generator's defaults,\n  %s\n(run scripts/genvectors)", got, want)
 	}
 }

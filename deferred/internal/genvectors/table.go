@@ -13,8 +13,8 @@ import (
 // is ±127 (cosine similarity does not depend on the scale).
 func encodeTable(words []string, vecs []float64, o trainOptions) []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "antler-word-vectors 1 %d %d min-count=%d max-words=%d window=%d power-iters=%d alpha=%g eig-power=%g seed=%d\n",
-		len(words), o.dims, o.minCount, o.maxWords, o.window, o.powerIters, o.alpha, o.eigPower, o.seed)
+	fmt.Fprintf(&b, "antler-word-vectors 1 %d %d min-count=%d max-words=%d window=%d oversample=%d power-iters=%d alpha=%g eig-power=%g seed=%d\n",
+		len(words), o.dims, o.minCount, o.maxWords, o.window, o.oversample, o.powerIters, o.alpha, o.eigPower, o.seed)
 	for _, w := range words {
 		b.WriteString(w)
 		b.WriteByte('\n')
