@@ -131,16 +131,17 @@ type qterm struct {
 // Chinese dictionary word its English glosses. A document scores
 // the best match of each group, so a word's variants never add up.
 // seq is the index term of each query word that is not a stop word, in
-// query order (-1 for a word the catalogue lacks), for phrase matches.
-func (ix *Index) queryTerms(query string) (out [][]qterm, seq []int32, words []queryWord) {
+// query order (-1 for a word the catalogue lacks), for phrase matches;
+// words are those words once each, for the word-vector score.
+func (ix *Index) queryTerms(query string) (out [][]qterm, seq []int32, words []queryStem) {
 	splitWords(query, func(w string) {
 		st, exact, ok := ix.queryWord(w)
 		if !ok {
 			return
 		}
 		seq = append(seq, exact)
-		if !slices.ContainsFunc(words, func(q queryWord) bool { return q.term == st }) {
-			words = append(words, queryWord{st, exact})
+		if !slices.ContainsFunc(words, func(q queryStem) bool { return q.term == st }) {
+			words = append(words, queryStem{st, exact})
 		}
 		var g []qterm
 		add := func(id int32, w float64) {
@@ -207,9 +208,9 @@ func (ix *Index) queryTerms(query string) (out [][]qterm, seq []int32, words []q
 	return out, seq, words
 }
 
-// queryWord is a distinct word of a query: its index term and the
+// queryStem is a distinct word of a query: its index term and the
 // term's id (-1 when the catalogue lacks it).
-type queryWord struct {
+type queryStem struct {
 	term string
 	id   int32
 }

@@ -96,7 +96,7 @@ func normalize(row []float32) {
 // it reorders the documents
 // that share words with the query, and never adds one that shares none,
 // so a query of words unrelated to the catalogue still finds nothing.
-func (ix *Index) addDense(r *ranking, words []queryWord) {
+func (ix *Index) addDense(r *ranking, words []queryStem) {
 	if len(r.touched) == 0 {
 		return
 	}
