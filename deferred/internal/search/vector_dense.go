@@ -93,9 +93,9 @@ func normalize(row []float32) {
 
 // addDense adds the word-vector score (see denseWeight) to the base
 // score of each document r already matched (the denseCandidates best):
-// it reorders the documents
-// that share words with the query, and never adds one that shares none,
-// so a query of words unrelated to the catalogue still finds nothing.
+// it reorders the documents that share words with the query, and never
+// adds one that shares none, so a query of words unrelated to the
+// catalogue still finds nothing.
 func (ix *Index) addDense(r *ranking, words []queryStem) {
 	if len(r.touched) == 0 {
 		return
@@ -108,7 +108,7 @@ func (ix *Index) addDense(r *ranking, words []queryStem) {
 	}
 	qv, unit := sc.dense[:dims], sc.dense[dims:]
 	clear(qv)
-	any := false
+	found := false
 	for _, w := range words {
 		var i int32
 		idf := float32(ix.p.denseIDF)
@@ -124,9 +124,9 @@ func (ix *Index) addDense(r *ranking, words []queryStem) {
 		for k, x := range unit {
 			qv[k] += idf * x
 		}
-		any = true
+		found = true
 	}
-	if !any {
+	if !found {
 		return
 	}
 	normalize(qv)
