@@ -24,8 +24,9 @@
 // tools, "+keyword rest" keeps the tools whose name contains keyword, and anything else is
 // a ranked search. Ranking is the work of the internal package
 // deferred/internal/search (BM25F over stemmed words with lexicon
-// synonyms, WordNet derivations, CC-CEDICT glosses and CJK bigrams, after
-// DeerFlow's regex matches), whose index a catalogue builds once.
+// synonyms, WordNet derivations, CC-CEDICT glosses and CJK bigrams, its
+// matches reordered by embedded word vectors, after DeerFlow's regex
+// matches), whose index a catalogue builds once.
 // [CatalogCache] keeps the indexes of recent tool lists, so that runs,
 // subagent tasks and threads with the same MCP tools share one build;
 // [CatalogCache.SetupRouted] is SetupRouted through it.
