@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -82,7 +81,7 @@ func New(o Options) (*Runtime, error) {
 	c.TrackingDegradedAfterErrors = cmp.Or(c.TrackingDegradedAfterErrors, def.TrackingDegradedAfterErrors)
 	c.MaxResultBytes = cmp.Or(c.MaxResultBytes, def.MaxResultBytes)
 	c.ResultPreviewMaxChars = cmp.Or(c.ResultPreviewMaxChars, def.ResultPreviewMaxChars)
-	r := &Runtime{mcp: caller{o.MCP}, cfg: c, owner: cmp.Or(o.Owner, defaultOwner()), now: o.Now,
+	r := &Runtime{mcp: caller{o.MCP}, cfg: c, owner: cmp.Or(o.Owner, store.NewOwnerID()), now: o.Now,
 		logger: o.Logger, open: o.OpenStore, store: o.Store}
 	if r.now == nil {
 		r.now = time.Now
@@ -91,13 +90,6 @@ func New(o Options) (*Runtime, error) {
 		r.logger = slog.New(slog.DiscardHandler)
 	}
 	return r, nil
-}
-
-func defaultOwner() string {
-	host, _ := os.Hostname()
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return fmt.Sprintf("%s:%d:%s", cmp.Or(host, "replica"), os.Getpid(), hex.EncodeToString(b[:]))
 }
 
 // Config returns the runtime's mcp_tasks settings (defaults filled in).

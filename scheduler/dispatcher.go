@@ -2,12 +2,9 @@ package scheduler
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"sync"
 	"time"
 
@@ -148,7 +145,7 @@ func New(o Options) (*Dispatcher, error) {
 	}
 	d := &Dispatcher{tasks: o.Tasks, runs: o.Runs, launcher: o.Launcher, cfg: o.Config, owner: o.Owner, now: o.Now, logger: o.Logger}
 	if d.owner == "" {
-		d.owner = defaultOwner()
+		d.owner = store.NewOwnerID()
 	}
 	if d.now == nil {
 		d.now = time.Now
@@ -157,13 +154,6 @@ func New(o Options) (*Dispatcher, error) {
 		d.logger = slog.New(slog.DiscardHandler)
 	}
 	return d, nil
-}
-
-func defaultOwner() string {
-	host, _ := os.Hostname()
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }
 
 // Now returns the dispatcher's clock's time, in UTC at microseconds (the

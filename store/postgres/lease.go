@@ -3,12 +3,9 @@ package postgres
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"sync"
 	"time"
 
@@ -99,7 +96,7 @@ func NewLeases(s *Store, o LeaseOptions) *Leases {
 	o.Heartbeat = cmp.Or(o.Heartbeat, o.TTL/3)
 	o.SweepInterval = cmp.Or(o.SweepInterval, o.TTL/2)
 	if o.Owner == "" {
-		o.Owner = defaultOwner()
+		o.Owner = store.NewOwnerID()
 	}
 	logger := o.Logger
 	if logger == nil {
@@ -112,13 +109,6 @@ func NewLeases(s *Store, o LeaseOptions) *Leases {
 		stop: stop, done: make(chan struct{}), held: map[string]string{}}
 	go l.loop(ctx, o.Heartbeat, o.SweepInterval)
 	return l
-}
-
-func defaultOwner() string {
-	host, _ := os.Hostname()
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return fmt.Sprintf("%s:%d:%s", cmp.Or(host, "replica"), os.Getpid(), hex.EncodeToString(b[:]))
 }
 
 // Owner returns the name this replica writes in lease rows.
