@@ -199,22 +199,9 @@ func ParseExtensions(file string, data []byte, lookupEnv func(string) (string, b
 	if len(bytes.TrimSpace(data)) == 0 {
 		return e, nil
 	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(data, &top); err != nil {
-		return nil, jsonError(file, data, "", err)
-	}
-	tree, err := parseJSONTree(data)
+	top, tree, err := decodeMCPFile(file, data, reflect.TypeFor[extensionsFile]())
 	if err != nil {
-		return nil, &Error{File: file, Msg: "invalid JSON: " + err.Error(), Err: err}
-	}
-	// A key Antler does not read is an error for the whole file, where
-	// DeerFlow keeps it silently: a typo such as "mcpServer" or
-	// "tool_call_timout" would otherwise drop what it was meant to set.
-	if errs := checkJSONKeys(file, tree, reflect.TypeFor[extensionsFile](), ""); len(errs) > 0 {
-		if len(errs) == 1 {
-			return nil, errs[0]
-		}
-		return nil, errors.Join(errs...)
+		return nil, err
 	}
 	x := &extParser{file: file, data: data, tree: tree, lookupEnv: lookupEnv, ext: e}
 	if raw, ok := top["mcpServers"]; ok && !isJSONNull(raw) {
@@ -595,4 +582,27 @@ func (x *extParser) resolveServer(s *MCPServer, path string) error {
 		strMap(joinKey(at, "extra_token_params"), o.ExtraTokenParams, false)
 	}
 	return firstErr
+}
+
+// decodeMCPFile reads the top level of an MCP configuration file (the
+// extensions file or a user's MCP file, of the shape fileType): its
+// sections, and its JSON tree for line numbers. A key Antler does not
+// read is an error for the whole file, where DeerFlow keeps it silently:
+// a typo such as "mcpServer" or "tool_call_timout" would otherwise drop
+// what it was meant to set.
+func decodeMCPFile(file string, data []byte, fileType reflect.Type) (map[string]json.RawMessage, *jsonNode, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return nil, nil, jsonError(file, data, "", err)
+	}
+	tree, err := parseJSONTree(data)
+	if err != nil {
+		return nil, nil, &Error{File: file, Msg: "invalid JSON: " + err.Error(), Err: err}
+	}
+	if errs := checkJSONKeys(file, tree, fileType, ""); len(errs) == 1 {
+		return nil, nil, errs[0]
+	} else if len(errs) > 1 {
+		return nil, nil, errors.Join(errs...)
+	}
+	return top, tree, nil
 }

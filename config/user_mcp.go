@@ -55,16 +55,9 @@ func ParseUserMCP(file string, data []byte) (*UserMCP, error) {
 	if len(strings.TrimSpace(string(data))) == 0 {
 		return u, nil
 	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(data, &top); err != nil {
-		return nil, jsonError(file, data, "", err)
-	}
-	tree, err := parseJSONTree(data)
+	top, tree, err := decodeMCPFile(file, data, reflect.TypeFor[userMCPFile]())
 	if err != nil {
-		return nil, &Error{File: file, Msg: "invalid JSON: " + err.Error(), Err: err}
-	}
-	if errs := checkJSONKeys(file, tree, reflect.TypeFor[userMCPFile](), ""); len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, err
 	}
 	x := &extParser{file: file, data: data, tree: tree, ext: emptyExtensions()}
 	if raw, ok := top["mcpServers"]; ok && !isJSONNull(raw) {
