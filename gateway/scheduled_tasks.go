@@ -36,12 +36,12 @@ const (
 func (s *Server) scheduledTaskRoutes(h func(pattern string, f handlerFunc)) {
 	h("GET /api/scheduled-tasks", s.perm(authz.ThreadsRead, s.listScheduledTasks))
 	h("POST /api/scheduled-tasks", s.perm(authz.ThreadsWrite, s.createScheduledTask))
-	h("GET /api/scheduled-tasks/{id}", s.perm(authz.ThreadsRead, s.getScheduledTask))
-	h("PATCH /api/scheduled-tasks/{id}", s.perm(authz.ThreadsWrite, s.updateScheduledTask))
-	h("DELETE /api/scheduled-tasks/{id}", s.perm(authz.ThreadsWrite, s.deleteScheduledTask))
-	h("POST /api/scheduled-tasks/{id}/pause", s.perm(authz.ThreadsWrite, s.pauseScheduledTask))
-	h("POST /api/scheduled-tasks/{id}/resume", s.perm(authz.ThreadsWrite, s.resumeScheduledTask))
-	h("POST /api/scheduled-tasks/{id}/trigger", s.perm(authz.ThreadsWrite, s.triggerScheduledTask))
+	h("GET /api/scheduled-tasks/{id}", s.perm(authz.ThreadsRead, s.onOwnTask(s.getScheduledTask)))
+	h("PATCH /api/scheduled-tasks/{id}", s.perm(authz.ThreadsWrite, s.onOwnTask(s.updateScheduledTask)))
+	h("DELETE /api/scheduled-tasks/{id}", s.perm(authz.ThreadsWrite, s.onOwnTask(s.deleteScheduledTask)))
+	h("POST /api/scheduled-tasks/{id}/pause", s.perm(authz.ThreadsWrite, s.onOwnTask(s.pauseScheduledTask)))
+	h("POST /api/scheduled-tasks/{id}/resume", s.perm(authz.ThreadsWrite, s.onOwnTask(s.resumeScheduledTask)))
+	h("POST /api/scheduled-tasks/{id}/trigger", s.perm(authz.ThreadsWrite, s.onOwnTask(s.triggerScheduledTask)))
 	h("GET /api/scheduled-tasks/{id}/runs", s.perm(authz.ThreadsRead, s.listScheduledTaskRuns))
 	h("GET /api/threads/{tid}/scheduled-tasks", s.perm(authz.ThreadsRead, s.listThreadScheduledTasks))
 }
@@ -116,6 +116,23 @@ func (s *Server) ownTask(w http.ResponseWriter, r *http.Request, u *principal, s
 	return nil, false
 }
 
+// taskHandler handles a route on the caller's own task {id}.
+type taskHandler func(w http.ResponseWriter, r *http.Request, u *principal, st *scheduledTasks, t *store.ScheduledTask)
+
+// onOwnTask answers 503 without the scheduler and 404 for a task that
+// is not the caller's, and hands the rest to f.
+func (s *Server) onOwnTask(f taskHandler) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, u *principal) {
+		st := s.sched(w)
+		if st == nil {
+			return
+		}
+		if t, ok := s.ownTask(w, r, u, st); ok {
+			f(w, r, u, st, t)
+		}
+	}
+}
+
 func (s *Server) listScheduledTasks(w http.ResponseWriter, r *http.Request, u *principal) {
 	st := s.sched(w)
 	if st == nil {
@@ -147,14 +164,8 @@ func (s *Server) writeTasks(w http.ResponseWriter, r *http.Request, st *schedule
 	writeJSON(w, http.StatusOK, tasksJSON(ts))
 }
 
-func (s *Server) getScheduledTask(w http.ResponseWriter, r *http.Request, u *principal) {
-	st := s.sched(w)
-	if st == nil {
-		return
-	}
-	if t, ok := s.ownTask(w, r, u, st); ok {
-		writeJSON(w, http.StatusOK, taskJSON(t))
-	}
+func (s *Server) getScheduledTask(w http.ResponseWriter, _ *http.Request, _ *principal, _ *scheduledTasks, t *store.ScheduledTask) {
+	writeJSON(w, http.StatusOK, taskJSON(t))
 }
 
 // taskBody is the body of POST and PATCH: DeerFlow's create and update
@@ -305,13 +316,8 @@ func taskBusy(w http.ResponseWriter, t *store.ScheduledTask) bool {
 	return false
 }
 
-func (s *Server) updateScheduledTask(w http.ResponseWriter, r *http.Request, u *principal) {
-	st := s.sched(w)
-	if st == nil {
-		return
-	}
-	t, ok := s.ownTask(w, r, u, st)
-	if !ok || taskBusy(w, t) {
+func (s *Server) updateScheduledTask(w http.ResponseWriter, r *http.Request, u *principal, st *scheduledTasks, t *store.ScheduledTask) {
+	if taskBusy(w, t) {
 		return
 	}
 	var b taskBody
@@ -379,35 +385,22 @@ func (s *Server) writeEdit(w http.ResponseWriter, r *http.Request, st *scheduled
 	}
 }
 
-func (s *Server) pauseScheduledTask(w http.ResponseWriter, r *http.Request, u *principal) {
-	s.setTaskStatus(w, r, u, store.TaskPaused)
+func (s *Server) pauseScheduledTask(w http.ResponseWriter, r *http.Request, _ *principal, st *scheduledTasks, t *store.ScheduledTask) {
+	s.setTaskStatus(w, r, st, t, store.TaskPaused)
 }
 
-func (s *Server) resumeScheduledTask(w http.ResponseWriter, r *http.Request, u *principal) {
-	s.setTaskStatus(w, r, u, store.TaskEnabled)
+func (s *Server) resumeScheduledTask(w http.ResponseWriter, r *http.Request, _ *principal, st *scheduledTasks, t *store.ScheduledTask) {
+	s.setTaskStatus(w, r, st, t, store.TaskEnabled)
 }
 
-func (s *Server) setTaskStatus(w http.ResponseWriter, r *http.Request, u *principal, status string) {
-	st := s.sched(w)
-	if st == nil {
-		return
-	}
-	t, ok := s.ownTask(w, r, u, st)
-	if !ok || taskBusy(w, t) {
+func (s *Server) setTaskStatus(w http.ResponseWriter, r *http.Request, st *scheduledTasks, t *store.ScheduledTask, status string) {
+	if taskBusy(w, t) {
 		return
 	}
 	s.writeEdit(w, r, st, t.ID, store.TaskEdit{Status: &status})
 }
 
-func (s *Server) triggerScheduledTask(w http.ResponseWriter, r *http.Request, u *principal) {
-	st := s.sched(w)
-	if st == nil {
-		return
-	}
-	t, ok := s.ownTask(w, r, u, st)
-	if !ok {
-		return
-	}
+func (s *Server) triggerScheduledTask(w http.ResponseWriter, r *http.Request, _ *principal, st *scheduledTasks, t *store.ScheduledTask) {
 	o := st.d.Trigger(r.Context(), t)
 	switch o.Outcome {
 	case scheduler.OutcomeConflict:
@@ -419,15 +412,7 @@ func (s *Server) triggerScheduledTask(w http.ResponseWriter, r *http.Request, u 
 	}
 }
 
-func (s *Server) deleteScheduledTask(w http.ResponseWriter, r *http.Request, u *principal) {
-	st := s.sched(w)
-	if st == nil {
-		return
-	}
-	t, ok := s.ownTask(w, r, u, st)
-	if !ok {
-		return
-	}
+func (s *Server) deleteScheduledTask(w http.ResponseWriter, r *http.Request, _ *principal, st *scheduledTasks, t *store.ScheduledTask) {
 	if err := st.tasks.DeleteScheduledTask(r.Context(), t.ID); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			writeError(w, http.StatusNotFound, "Scheduled task not found")
