@@ -87,11 +87,7 @@ func loginServer(g *globals, name string) (config.MCPServer, error) {
 	if err != nil {
 		return config.MCPServer{}, err
 	}
-	files, err := cliUserMCPFiles(g)
-	if err != nil {
-		return config.MCPServer{}, err
-	}
-	u, err := files.Load(g.user)
+	u, err := loadCLIUserMCP(g)
 	if err != nil {
 		return config.MCPServer{}, err
 	}

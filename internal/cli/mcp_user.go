@@ -48,6 +48,15 @@ func cliUserMCPFiles(g *globals) (*config.UserMCPFiles, error) {
 	return &config.UserMCPFiles{Dir: layout.UserDir}, nil
 }
 
+// loadCLIUserMCP reads --user's MCP file.
+func loadCLIUserMCP(g *globals) (*config.UserMCP, error) {
+	files, err := cliUserMCPFiles(g)
+	if err != nil {
+		return nil, err
+	}
+	return files.Load(g.user)
+}
+
 // sharedExtensionsForUser loads the shared extensions file, an empty
 // configuration when there is none yet (a user may add servers first).
 func sharedExtensionsForUser(g *globals) (*config.Extensions, error) {
@@ -70,11 +79,7 @@ func loadMCPView(c *cobra.Command, g *globals) (*config.Extensions, error) {
 	if err != nil {
 		return nil, err
 	}
-	files, err := cliUserMCPFiles(g)
-	if err != nil {
-		return nil, err
-	}
-	u, err := files.Load(g.user)
+	u, err := loadCLIUserMCP(g)
 	if err != nil {
 		return nil, err
 	}
@@ -92,11 +97,7 @@ func ownServerFile(c *cobra.Command, g *globals, view *config.Extensions, name s
 	if !userFlagSet(c) {
 		return view
 	}
-	files, err := cliUserMCPFiles(g)
-	if err != nil {
-		return view
-	}
-	u, err := files.Load(g.user)
+	u, err := loadCLIUserMCP(g)
 	if err != nil {
 		return view
 	}
