@@ -4,14 +4,12 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
-	"errors"
-	"io/fs"
 	"log/slog"
-	"os"
 	"strings"
 
 	"github.com/antlerhq/antler/customagent"
 	"github.com/antlerhq/antler/tool"
+	"github.com/antlerhq/antler/vpath"
 )
 
 // SetupAgentName is the name of the setup_agent tool.
@@ -89,11 +87,11 @@ func setupAgent(store *customagent.Store, logger *slog.Logger, call *tool.Call, 
 		user := callUserID(call)
 		if err := store.Update(user, name, customagent.Change{Config: cfg, Soul: &soul}); err != nil {
 			logger.Error("setup_agent: cannot create agent", "agent", name, "user", user, "err", err)
-			return tool.Errorf("%s", storeErrorText(err))
+			return tool.Errorf("%s", vpath.PathlessError(err))
 		}
 	} else if err := store.WriteDefaultSoul(in.Soul); err != nil {
 		logger.Error("setup_agent: cannot write the default SOUL.md", "err", err)
-		return tool.Errorf("%s", storeErrorText(err))
+		return tool.Errorf("%s", vpath.PathlessError(err))
 	}
 	shown, created := name, any(name)
 	if name == "" {
@@ -114,17 +112,4 @@ func callAgentName(call *tool.Call) string {
 		return call.AgentName
 	}
 	return call.ContextString("agent_name")
-}
-
-// storeErrorText describes a store failure without host paths.
-func storeErrorText(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Op + ": " + pe.Err.Error()
-	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		return le.Op + ": " + le.Err.Error()
-	}
-	return err.Error()
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/antlerhq/antler/config"
 	"github.com/antlerhq/antler/customagent"
 	"github.com/antlerhq/antler/tool"
+	"github.com/antlerhq/antler/vpath"
 )
 
 // UpdateAgentName is the name of the update_agent tool.
@@ -245,7 +246,7 @@ func (u *agentUpdater) update(call *tool.Call, raw json.RawMessage) *tool.Result
 	case errors.As(err, &ce):
 		return tool.Errorf("Agent '%s' has an unreadable config: %s", name, ce.Error())
 	case err != nil:
-		return tool.Errorf("Agent '%s' could not be loaded: %s", name, storeErrorText(err))
+		return tool.Errorf("Agent '%s' could not be loaded: %s", name, vpath.PathlessError(err))
 	}
 
 	changed, res := u.modify(user, name, in)
@@ -293,7 +294,7 @@ func (u *agentUpdater) modify(user, name string, in *updateArgs) ([]string, *too
 		return nil, tool.Errorf("mcp_tools: %v", mce.err)
 	case err != nil:
 		u.opts.Logger.Error("update_agent: cannot update agent", "agent", name, "user", user, "err", err)
-		return nil, tool.Errorf("Failed to update agent '%s': %s", name, storeErrorText(err))
+		return nil, tool.Errorf("Failed to update agent '%s': %s", name, vpath.PathlessError(err))
 	}
 	return changed, nil
 }

@@ -2,6 +2,9 @@ package vpath
 
 import (
 	"cmp"
+	"errors"
+	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -202,4 +205,19 @@ func isNameByte(c byte) bool {
 		return true
 	}
 	return false
+}
+
+// PathlessError returns err's text without the path an OS error
+// (*fs.PathError, *os.LinkError) names, for a message that must not show
+// a host path; other errors keep their text.
+func PathlessError(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Op + ": " + pe.Err.Error()
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Op + ": " + le.Err.Error()
+	}
+	return err.Error()
 }

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/antlerhq/antler/vpath"
 )
 
 // ReadDirPath reads the package folder dir (see [ReadDir]). A folder that
@@ -136,13 +138,13 @@ func (w *dirWalk) walk(ctx context.Context, dir string) error {
 func (w *dirWalk) list(dir string) ([]fs.DirEntry, error) {
 	f, err := w.root.Open(dir)
 	if err != nil {
-		w.snap.addError(codeReadFailed, cleanRel(dir), "cannot open folder: "+errText(err))
+		w.snap.addError(codeReadFailed, cleanRel(dir), "cannot open folder: "+vpath.PathlessError(err))
 		return nil, nil
 	}
 	defer f.Close()
 	entries, err := f.ReadDir(w.entryBudget + 1)
 	if err != nil && !errors.Is(err, io.EOF) {
-		w.snap.addError(codeReadFailed, cleanRel(dir), "cannot list folder: "+errText(err))
+		w.snap.addError(codeReadFailed, cleanRel(dir), "cannot list folder: "+vpath.PathlessError(err))
 	}
 	if len(entries) > w.entryBudget {
 		return nil, w.tooMany()
@@ -195,13 +197,13 @@ func (w *dirWalk) file(rel string) error {
 	// block the open; the mode is checked once it is open.
 	f, oerr := w.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if oerr != nil {
-		w.snap.addError(codeReadFailed, p, errText(oerr))
+		w.snap.addError(codeReadFailed, p, vpath.PathlessError(oerr))
 		return nil
 	}
 	defer f.Close()
 	fi, serr := f.Stat()
 	if serr != nil {
-		w.snap.addError(codeStatFailed, p, errText(serr))
+		w.snap.addError(codeStatFailed, p, vpath.PathlessError(serr))
 		return nil
 	}
 	if !fi.Mode().IsRegular() {
@@ -221,7 +223,7 @@ func (w *dirWalk) file(rel string) error {
 	}
 	data, rerr := io.ReadAll(io.LimitReader(f, w.limits.MaxFileBytes+1))
 	if rerr != nil {
-		w.snap.addError(codeReadFailed, p, errText(rerr))
+		w.snap.addError(codeReadFailed, p, vpath.PathlessError(rerr))
 		return nil
 	}
 	if int64(len(data)) > w.limits.MaxFileBytes { // grew since the stat
@@ -238,18 +240,4 @@ func cleanRel(dir string) string {
 		return ""
 	}
 	return dir
-}
-
-// errText is an OS error without the path it names (which may be a
-// host path).
-func errText(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Op + ": " + pe.Err.Error()
-	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		return le.Op + ": " + le.Err.Error()
-	}
-	return err.Error()
 }
