@@ -61,6 +61,15 @@ const (
 	// pathFileWeight is the weight of the term "file" added to a query
 	// that mentions a file path ("save it to /root/x.md").
 	pathFileWeight = 0.5
+	// pathRoleWeight is the weight of the terms "write" and "file", or
+	// "read" and "file", added to a query whose path is the object of a
+	// verb that writes or reads it (see pathRoles).
+	pathRoleWeight = 1.0
+	// camelPartWeight is the weight of a part of a camelCase query word
+	// whose whole the catalogue has as a word ("YouTube": youtube at 1,
+	// tube at camelPartWeight), so the catalogue's "YouTube", which is
+	// indexed as you and tube, still matches.
+	camelPartWeight = 0.5
 	// prefixWeight is the weight of a truncation match (0 disables);
 	// minPrefix and maxExtension bound it.
 	prefixWeight = 0.5
@@ -134,45 +143,15 @@ type qterm struct {
 // query order (-1 for a word the catalogue lacks), for phrase matches;
 // words are those words once each, for the word-vector score.
 func (ix *Index) queryTerms(query string) (out [][]qterm, seq []int32, words []queryStem) {
-	splitWords(query, func(w string) {
+	splitQueryWords(query, func(w, whole string) {
 		st, exact, ok := ix.queryWord(w)
 		if !ok {
 			return
 		}
+		g, st, exact := ix.wordGroup(st, exact, whole)
 		seq = append(seq, exact)
 		if !slices.ContainsFunc(words, func(q queryStem) bool { return q.term == st }) {
 			words = append(words, queryStem{st, exact})
-		}
-		var g []qterm
-		add := func(id int32, w float64) {
-			for i := range g {
-				if g[i].id == id {
-					g[i].weight = max(g[i].weight, w)
-					return
-				}
-			}
-			g = append(g, qterm{id, w})
-		}
-		if exact >= 0 {
-			add(exact, 1)
-		}
-		for _, s := range ix.syn[st] {
-			if ix.p.synonym == 0 {
-				break
-			}
-			if id, ok := ix.terms[s]; ok {
-				add(id, ix.p.synonym)
-			}
-		}
-		if ix.p.derivation > 0 {
-			eachDerivation(st, func(s string) {
-				if id, ok := ix.terms[s]; ok {
-					add(id, ix.p.derivation)
-				}
-			})
-		}
-		if ix.p.prefix > 0 && len(st) >= int(ix.p.minPrefix) && isLetters(st) {
-			ix.prefixMatches(st, func(id int32) { add(id, ix.p.prefix) })
 		}
 		if len(g) == 0 {
 			return
@@ -200,12 +179,69 @@ func (ix *Index) queryTerms(query string) (out [][]qterm, seq []int32, words []q
 			}
 		})
 	}
-	if ix.p.pathFile > 0 && mentionsPath(query) {
-		if id, ok := ix.terms["file"]; ok {
-			out = append(out, []qterm{{id, ix.p.pathFile}})
+	return ix.appendPathTerms(out, query), seq, words
+}
+
+// wordGroup returns the term group of one query word: its index term
+// exact (-1 when the catalogue lacks it) at weight 1, its lexicon
+// synonyms, derivations and truncation matches at theirs (formsGroup).
+// whole is the word a camelCase run was cut from ("github" for the "hub"
+// of "GitHub"), or "": when whole, as a word, matches the catalogue, the
+// group is whole's, with the part an alternative at camelPartWeight
+// ("PowerPoint" is powerpoint and its synonyms, not power and point).
+// It returns the group and the stem and index term of the word it is
+// the group of: the part's, or whole's.
+func (ix *Index) wordGroup(st string, exact int32, whole string) ([]qterm, string, int32) {
+	if whole != "" && ix.p.camelPart > 0 {
+		if wst, wid, ok := ix.queryWord(whole); ok {
+			if g := ix.formsGroup(wst, wid); len(g) > 0 {
+				if exact >= 0 && !slices.ContainsFunc(g, func(q qterm) bool { return q.id == exact }) {
+					g = append(g, qterm{exact, ix.p.camelPart})
+				}
+				return g, wst, wid
+			}
 		}
 	}
-	return out, seq, words
+	return ix.formsGroup(st, exact), st, exact
+}
+
+// formsGroup returns the term group of the word of stem st and index
+// term exact (-1 for none): exact at weight 1, then its lexicon
+// synonyms, derivations and truncation matches at their weights, each
+// term once at its highest weight.
+func (ix *Index) formsGroup(st string, exact int32) []qterm {
+	var g []qterm
+	add := func(id int32, w float64) {
+		for i := range g {
+			if g[i].id == id {
+				g[i].weight = max(g[i].weight, w)
+				return
+			}
+		}
+		g = append(g, qterm{id, w})
+	}
+	if exact >= 0 {
+		add(exact, 1)
+	}
+	for _, s := range ix.syn[st] {
+		if ix.p.synonym == 0 {
+			break
+		}
+		if id, ok := ix.terms[s]; ok {
+			add(id, ix.p.synonym)
+		}
+	}
+	if ix.p.derivation > 0 {
+		eachDerivation(st, func(s string) {
+			if id, ok := ix.terms[s]; ok {
+				add(id, ix.p.derivation)
+			}
+		})
+	}
+	if ix.p.prefix > 0 && len(st) >= int(ix.p.minPrefix) && isLetters(st) {
+		ix.prefixMatches(st, func(id int32) { add(id, ix.p.prefix) })
+	}
+	return g
 }
 
 // queryStem is a distinct word of a query: its index term and the
@@ -551,15 +587,6 @@ func better(a, b scored) bool {
 		return a.score > b.score
 	}
 	return a.doc < b.doc
-}
-
-func mentionsPath(q string) bool {
-	for _, f := range strings.Fields(q) {
-		if len(f) > 2 && (f[0] == '/' || strings.HasPrefix(f, "~/") || strings.HasPrefix(f, "./")) {
-			return true
-		}
-	}
-	return false
 }
 
 // bigram is the key of the term pair a, b.

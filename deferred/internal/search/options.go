@@ -45,16 +45,16 @@ type fieldParam struct{ weight, b float64 }
 
 // params are the resolved tuned constants of one index.
 type params struct {
-	field                               [numFields]fieldParam
-	k1, nameCoverage, server, exactName float64
-	synonym, derivation, gloss, bigram  float64
-	pathFile, prefix, minPrefix, maxExt float64
-	regexFirst                          float64
-	dense, denseFloor, denseIDF         float64
-	maxBoost                            float64 // the largest factor the boosts multiply by
-	rm3                                 RM3
-	syn                                 map[string][]string
-	customSyn                           bool // syn replaces the shared synonym table
+	field                                                    [numFields]fieldParam
+	k1, nameCoverage, server, exactName                      float64
+	synonym, derivation, gloss, bigram                       float64
+	pathFile, pathRole, camelPart, prefix, minPrefix, maxExt float64
+	regexFirst                                               float64
+	dense, denseFloor, denseIDF                              float64
+	maxBoost                                                 float64 // the largest factor the boosts multiply by
+	rm3                                                      RM3
+	syn                                                      map[string][]string
+	customSyn                                                bool // syn replaces the shared synonym table
 }
 
 var fieldNames = [numFields]string{
@@ -91,6 +91,10 @@ func (p *params) ref(name string) *float64 {
 		return &p.bigram
 	case "weight.path_file":
 		return &p.pathFile
+	case "weight.path_role":
+		return &p.pathRole
+	case "weight.camel_part":
+		return &p.camelPart
 	case "weight.prefix":
 		return &p.prefix
 	case "prefix.min_length":
@@ -115,7 +119,9 @@ func (p *params) ref(name string) *float64 {
 // BM25's saturation; "boost.*" the score boosts (name_coverage, server,
 // exact_name); "weight.*" the weights of a query word's alternatives
 // (synonym, derivation, gloss: a Chinese word's English glosses,
-// name_bigram, path_file, prefix); "prefix.min_length" and
+// name_bigram, path_file, path_role: "write"/"read" and "file" for a
+// path a verb writes or reads, camel_part: a part of a camelCase word
+// whose whole is a catalogue word, prefix); "prefix.min_length" and
 // "prefix.max_extension" bound truncation matches; "regex_first" (1 on,
 // 0 off) ranks DeerFlow's regex hits first; "weight.dense" (0 off),
 // "dense.floor" and "dense.idf" set the word-vector score (see
@@ -130,7 +136,7 @@ func ParamNames() []string {
 	}
 	return append(out, "k1", "boost.name_coverage", "boost.server", "boost.exact_name",
 		"weight.synonym", "weight.derivation", "weight.gloss", "weight.name_bigram",
-		"weight.path_file", "weight.prefix", "prefix.min_length", "prefix.max_extension", "regex_first",
+		"weight.path_file", "weight.path_role", "weight.camel_part", "weight.prefix", "prefix.min_length", "prefix.max_extension", "regex_first",
 		"weight.dense", "dense.floor", "dense.idf")
 }
 
@@ -139,7 +145,7 @@ func shippedParams() params {
 	p := params{
 		field: fieldParams, k1: bm25K1, nameCoverage: nameCoverageBoost, server: serverBoost,
 		exactName: exactNameBoost, synonym: synonymWeight, derivation: derivationWeight, gloss: 1,
-		bigram: nameBigramWeight, pathFile: pathFileWeight, prefix: prefixWeight,
+		bigram: nameBigramWeight, pathFile: pathFileWeight, pathRole: pathRoleWeight, camelPart: camelPartWeight, prefix: prefixWeight,
 		minPrefix: minPrefix, maxExt: maxExtension, regexFirst: 1,
 		dense: denseWeight, denseFloor: denseFloor, denseIDF: denseUnknownIDF,
 	}

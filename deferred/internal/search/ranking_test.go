@@ -33,8 +33,8 @@ func topName(ix *Index, query string) string {
 // TestRankingSignals checks one query per ranking signal: the name
 // phrase bonus, lexicon synonyms with the path → file term and the lead
 // sentence, decompounded name identifiers, WordNet derivations, Chinese
-// text matched by character bigrams, and Chinese matched to English
-// through dictionary glosses.
+// text matched by character bigrams, Chinese matched to English
+// through dictionary glosses, and a camelCase query word matched whole.
 func TestRankingSignals(t *testing.T) {
 	tools := []*tool.Tool{
 		testTool("charts", "charts_chart_bar_colors", "Set the colours of a chart's bars."),
@@ -50,6 +50,10 @@ func TestRankingSignals(t *testing.T) {
 		testTool("cook", "cook_what_to_eat", "不知道吃什么？根据人数推荐菜品组合"),
 		testTool("people", "people_search", "Search people by name."),
 		testTool("weather", "weather_forecast", "Forecast for a city."),
+		testTool("media", "media_download_from_youtube", "Download the audio track of a video."),
+		testTool("podcasts", "podcasts_get_audio", "Get the audio of a podcast episode."),
+		testTool("slides", "slides_new_deck", "Start an empty slide deck."),
+		testTool("meter", "meter_read_power", "Read the power drawn at a metering point."),
 	}
 	ix := Build(tools, nil)
 	tests := []struct {
@@ -63,6 +67,8 @@ func TestRankingSignals(t *testing.T) {
 		{"Chinese bigrams: another wording", "今天有什么热点新闻", "news_hot"},
 		{"English query, Chinese description: CC-CEDICT glosses", "recommend a combination of dishes for four people", "cook_what_to_eat"},
 		{"Chinese query, English description: CC-CEDICT glosses", "获取天气预报", "weather_forecast"},
+		{"a camelCase brand is also one word: YouTube → youtube", "get the audio of this YouTube video", "media_download_from_youtube"},
+		{"a camelCase word's synonyms: PowerPoint → slide, deck", "make a PowerPoint about my cats", "slides_new_deck"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

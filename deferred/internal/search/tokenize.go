@@ -63,6 +63,41 @@ func splitWords(s string, emit func(word string)) {
 	flush(len(s))
 }
 
+// splitQueryWords calls emit with each word of a query as [splitWords]
+// splits it, and with the whole run of letters it was cut from when that
+// run was cut at a case change ("GitHub" → git and hub, whole "github"),
+// "" otherwise: a catalogue may write the name as one word.
+func splitQueryWords(s string, emit func(word, whole string)) {
+	var parts []string
+	start := -1
+	flush := func(end int) {
+		if start < 0 {
+			return
+		}
+		run := s[start:end]
+		start = -1
+		parts = parts[:0]
+		splitWords(run, func(w string) { parts = append(parts, w) })
+		whole := ""
+		if len(parts) > 1 && isLetters(lowerASCII(run)) {
+			whole = lowerASCII(run)
+		}
+		for _, p := range parts {
+			emit(p, whole)
+		}
+	}
+	for i, r := range s {
+		if isWordRune(r) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		flush(i)
+	}
+	flush(len(s))
+}
+
 // emitBigrams emits the overlapping two-character pieces of CJK text w,
 // or w itself when it is one character.
 func emitBigrams(w string, emit func(string)) {

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -33,4 +34,49 @@ func TestSplitWords(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestSplitQueryWords(t *testing.T) {
+	type word struct{ word, whole string }
+	tests := []struct {
+		name, in string
+		want     []word
+	}{
+		{"a brand in camelCase", "YouTube video", []word{{"you", "youtube"}, {"tube", "youtube"}, {"video", ""}}},
+		{"lower case stays whole", "github repos", []word{{"github", ""}, {"repos", ""}}},
+		{"snake_case parts are words of their own", "get_file", []word{{"get", ""}, {"file", ""}}},
+		{"digits or CJK: no whole word", "用GitHub v2Beta", []word{{"用", ""}, {"git", ""}, {"hub", ""}, {"v2beta", ""}}},
+		{"empty", "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []word
+			splitQueryWords(tt.in, func(w, whole string) { got = append(got, word{w, whole}) })
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(word{})); diff != "" {
+				t.Errorf("splitQueryWords(%q) (-want +got):\n%s", tt.in, diff)
+			}
+		})
+	}
+}
+
+// FuzzSplitQueryWords checks that a query's words are splitWords' words,
+// in order, and that a whole word is given only for a run cut into
+// several lowercase-letter parts that it joins.
+func FuzzSplitQueryWords(f *testing.F) {
+	for _, s := range []string{"YouTube video", "用GitHub v2Beta", "HTMLParser get_file", "ÉtéCafé", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var want, got []string
+		splitWords(s, func(w string) { want = append(want, w) })
+		splitQueryWords(s, func(w, whole string) {
+			got = append(got, w)
+			if whole != "" && (!isLetters(whole) || !strings.Contains(whole, w)) {
+				t.Errorf("splitQueryWords(%q): word %q has whole %q", s, w, whole)
+			}
+		})
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("splitQueryWords(%q) words differ from splitWords (-want +got):\n%s", s, diff)
+		}
+	})
 }

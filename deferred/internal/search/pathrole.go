@@ -1,0 +1,115 @@
+package search
+
+import (
+	"strings"
+	"sync"
+)
+
+// pathRole is what a request does with a file path it mentions: the
+// path is the object of a verb, and the verb says whether the file is
+// written ("save it to /root/notes.md") or read ("read /root/data.xlsx").
+type pathRole uint8
+
+const (
+	roleNone  pathRole = iota // no verb of either kind governs the path
+	roleWrite                 // the request produces the file
+	roleRead                  // the request consumes the file
+)
+
+// Verbs whose object is a file the request produces, or one it
+// consumes. Generic verbs of both kinds ("process", "summarize", "use")
+// are in neither list: their object may be the input or the output.
+const (
+	writeVerbs = "save write store export output put create generate draft make produce dump persist"
+	readVerbs  = "read open load parse import get view inspect analyze analyse extract convert"
+)
+
+// pathVerbs maps the stem of each verb above to its role. Like the
+// lexicon it depends on no catalogue: built once per process, shared
+// read-only.
+var pathVerbs = sync.OnceValue(func() map[string]pathRole {
+	out := make(map[string]pathRole)
+	for w := range strings.FieldsSeq(writeVerbs) {
+		out[stemWord(w)] = roleWrite
+	}
+	for w := range strings.FieldsSeq(readVerbs) {
+		out[stemWord(w)] = roleRead
+	}
+	return out
+})
+
+// maxVerbDistance bounds how many words before a path its verb may be
+// ("save the final summary as a Markdown report to /x.md": 8).
+const maxVerbDistance = 12
+
+// pathRoles reports whether the query mentions a file path at all, and
+// which roles its paths play. A path's role is that of the nearest verb
+// of either list before it, in the same sentence and after any earlier
+// path: "Read /a.xlsx, plot it and save it in /b.png" reads a.xlsx and
+// writes b.png.
+func pathRoles(query string) (mentions, write, read bool) {
+	verbs := pathVerbs()
+	role, distance := roleNone, 0
+	for f := range strings.FieldsSeq(query) {
+		if isPath(f) {
+			mentions = true
+			switch role {
+			case roleWrite:
+				write = true
+			case roleRead:
+				read = true
+			}
+			role = roleNone
+		} else if w := strings.ToLower(strings.Trim(f, ",;:.!?()[]\"'")); w != "" {
+			if r, ok := verbs[stemWord(w)]; ok {
+				role, distance = r, 0
+			}
+		}
+		distance++
+		if distance > maxVerbDistance || endsSentence(f) {
+			role = roleNone
+		}
+	}
+	return mentions, write, read
+}
+
+// isPath reports whether a whitespace-separated field of a query is a
+// file path: absolute, home- or dot-relative.
+func isPath(f string) bool {
+	return len(f) > 2 && (f[0] == '/' || strings.HasPrefix(f, "~/") || strings.HasPrefix(f, "./"))
+}
+
+// endsSentence reports whether a field closes a sentence.
+func endsSentence(f string) bool {
+	return strings.HasSuffix(f, ".") || strings.HasSuffix(f, "?") || strings.HasSuffix(f, "!") || strings.HasSuffix(f, ";")
+}
+
+// appendPathTerms adds to a query's term groups what its file paths
+// imply: "file" for any path, and "write" or "read" (with "file" at the
+// same weight) for a path a verb writes or reads.
+func (ix *Index) appendPathTerms(out [][]qterm, query string) [][]qterm {
+	if ix.p.pathFile <= 0 && ix.p.pathRole <= 0 {
+		return out
+	}
+	mentions, write, read := pathRoles(query)
+	if !mentions {
+		return out
+	}
+	file := ix.p.pathFile
+	add := func(term string, w float64) {
+		if id, ok := ix.terms[term]; ok && w > 0 {
+			out = append(out, []qterm{{id, w}})
+		}
+	}
+	if (write || read) && ix.p.pathRole > 0 {
+		file = max(file, ix.p.pathRole)
+		if write {
+			add("write", ix.p.pathRole)
+		}
+		if read {
+			add("read", ix.p.pathRole)
+		}
+	}
+	add("file", file)
+	return out
+}
