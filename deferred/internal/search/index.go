@@ -59,7 +59,8 @@ const (
 	// of a tool whose name holds two consecutive query words in order.
 	nameBigramWeight = 0.5
 	// pathFileWeight is the weight of the term "file" added to a query
-	// that mentions a file path ("save it to /root/x.md").
+	// that mentions a file path ("save it to /root/x.md"), and of "url"
+	// added to one that mentions a web address.
 	pathFileWeight = 0.5
 	// pathRoleWeight is the weight of the terms "write" and "file", or
 	// "read" and "file", added to a query whose path is the object of a

@@ -119,9 +119,10 @@ func (p *params) ref(name string) *float64 {
 // BM25's saturation; "boost.*" the score boosts (name_coverage, server,
 // exact_name); "weight.*" the weights of a query word's alternatives
 // (synonym, derivation, gloss: a Chinese word's English glosses,
-// name_bigram, path_file, path_role: "write"/"read" and "file" for a
-// path a verb writes or reads, camel_part: a part of a camelCase word
-// whose whole is a catalogue word, prefix); "prefix.min_length" and
+// name_bigram, path_file: "file" for a path and "url" for a web
+// address, path_role: "write" or "read" for a path a verb writes or
+// reads, camel_part: a part of a camelCase word whose whole is a
+// catalogue word, prefix); "prefix.min_length" and
 // "prefix.max_extension" bound truncation matches; "regex_first" (1 on,
 // 0 off) ranks DeerFlow's regex hits first; "weight.dense" (0 off),
 // "dense.floor" and "dense.idf" set the word-vector score (see

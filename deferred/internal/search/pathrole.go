@@ -79,17 +79,33 @@ func isPath(f string) bool {
 	return len(f) > 2 && (f[0] == '/' || strings.HasPrefix(f, "~/") || strings.HasPrefix(f, "./"))
 }
 
+// mentionsURL reports whether the query holds a web address: a field
+// with a scheme ("https://…") or one that starts with "www.".
+func mentionsURL(query string) bool {
+	for f := range strings.FieldsSeq(query) {
+		if strings.Contains(f, "://") || len(f) > 4 && strings.EqualFold(f[:4], "www.") {
+			return true
+		}
+	}
+	return false
+}
+
 // endsSentence reports whether a field closes a sentence.
 func endsSentence(f string) bool {
 	return strings.HasSuffix(f, ".") || strings.HasSuffix(f, "?") || strings.HasSuffix(f, "!") || strings.HasSuffix(f, ";")
 }
 
-// appendPathTerms adds to a query's term groups what its file paths
-// imply: "file" for any path, and "write" or "read" (with "file" at the
+// appendPathTerms adds to a query's term groups what its file paths and
+// web addresses imply: "url" for a web address, "file" for any path, and "write" or "read" (with "file" at the
 // same weight) for a path a verb writes or reads.
 func (ix *Index) appendPathTerms(out [][]qterm, query string) [][]qterm {
 	if ix.p.pathFile <= 0 && ix.p.pathRole <= 0 {
 		return out
+	}
+	if mentionsURL(query) {
+		if id, ok := ix.terms["url"]; ok && ix.p.pathFile > 0 {
+			out = append(out, []qterm{{id, ix.p.pathFile}})
+		}
 	}
 	mentions, write, read := pathRoles(query)
 	if !mentions {

@@ -75,6 +75,25 @@ func names(ts []*tool.Tool) []string {
 	return out
 }
 
+func TestMentionsURL(t *testing.T) {
+	tests := []struct {
+		query string
+		want  bool
+	}{
+		{"summarize https://example.com/post", true},
+		{"run a reconnaissance on www.example.com.", true},
+		{"what is new on WWW.EXAMPLE.ORG", true},
+		{"save it to /root/x.md", false},
+		{"the world wide web", false},
+		{"www", false},
+	}
+	for _, tt := range tests {
+		if got := mentionsURL(tt.query); got != tt.want {
+			t.Errorf("mentionsURL(%q) = %v, want %v", tt.query, got, tt.want)
+		}
+	}
+}
+
 // FuzzPathRoles checks that a role needs a path.
 func FuzzPathRoles(f *testing.F) {
 	for _, s := range []string{"save it to /root/x.md.", "Read /a.xlsx, plot it and save it in /b.png", "./x", "~/"} {

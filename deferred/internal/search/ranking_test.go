@@ -54,6 +54,7 @@ func TestRankingSignals(t *testing.T) {
 		testTool("podcasts", "podcasts_get_audio", "Get the audio of a podcast episode."),
 		testTool("slides", "slides_new_deck", "Start an empty slide deck."),
 		testTool("meter", "meter_read_power", "Read the power drawn at a metering point."),
+		testTool("web", "web_fetch", "Fetch a URL and return its text."),
 	}
 	ix := Build(tools, nil)
 	tests := []struct {
@@ -69,6 +70,7 @@ func TestRankingSignals(t *testing.T) {
 		{"Chinese query, English description: CC-CEDICT glosses", "获取天气预报", "weather_forecast"},
 		{"a camelCase brand is also one word: YouTube → youtube", "get the audio of this YouTube video", "media_download_from_youtube"},
 		{"a camelCase word's synonyms: PowerPoint → slide, deck", "make a PowerPoint about my cats", "slides_new_deck"},
+		{"a web address adds url", "what is on https://example.com/blog", "web_fetch"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
