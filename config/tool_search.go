@@ -22,6 +22,10 @@ type ToolSearchEmbeddings struct {
 	// BuildTimeoutSeconds bounds embedding a whole catalogue (default
 	// 600); until it is embedded, searches are lexical only.
 	BuildTimeoutSeconds int `yaml:"build_timeout_seconds"`
+	// MinSimilarity is the least cosine similarity between a query and a
+	// tool for the tool to be ranked by meaning, from 0 to below 1
+	// (default 0: no floor, so a search always fills its results).
+	MinSimilarity float64 `yaml:"min_similarity"`
 }
 
 // DefaultEmbeddingsBaseURL is OpenAI's API, the default of
@@ -110,4 +114,7 @@ func (p *parser) validateToolSearchEmbeddings(e *ToolSearchEmbeddings) {
 	}
 	atLeast(p, joinKey(at, "query_timeout_ms"), e.QueryTimeoutMS, 1)
 	atLeast(p, joinKey(at, "build_timeout_seconds"), e.BuildTimeoutSeconds, 1)
+	if e.MinSimilarity < 0 || e.MinSimilarity >= 1 {
+		p.invalid(joinKey(at, "min_similarity"), "must be at least 0 and below 1 (a cosine similarity), got %v", e.MinSimilarity)
+	}
 }

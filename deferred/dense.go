@@ -66,12 +66,13 @@ func (c *Catalog) SearchContext(ctx context.Context, query string, limit int) []
 		return c.Search(query, limit)
 	}
 	depth := max(fusionDepth, limit)
-	return c.toolsOf(fuseRanks(c.idx.ix.SearchDocs(q, depth), v.top(qv, depth)), limit)
+	return c.toolsOf(fuseRanks(c.idx.ix.SearchDocs(q, depth), v.top(qv, depth, float32(h.o.MinSimilarity))), limit)
 }
 
 // top returns the depth documents most similar to the unit vector q,
-// best first (ties by document number).
-func (v *denseVectors) top(q []float32, depth int) []int {
+// best first (ties by document number), leaving out those whose
+// similarity is below floor when floor is positive.
+func (v *denseVectors) top(q []float32, depth int, floor float32) []int {
 	n := len(v.data) / v.dim
 	type scored struct {
 		doc   int
@@ -84,7 +85,7 @@ func (v *denseVectors) top(q []float32, depth int) []int {
 		for i, f := range row {
 			s += f * q[i]
 		}
-		if len(best) == depth && s <= best[len(best)-1].score {
+		if len(best) == depth && s <= best[len(best)-1].score || floor > 0 && s < floor {
 			continue
 		}
 		i, _ := slices.BinarySearchFunc(best, s, func(e scored, t float32) int { return cmp.Compare(t, e.score) })

@@ -57,6 +57,13 @@ type HybridOptions struct {
 	// MaxCacheFiles is how many catalogues' vectors CacheDir keeps
 	// (default 16); the least recently written are removed.
 	MaxCacheFiles int
+	// MinSimilarity is the least cosine similarity to the query a tool
+	// needs to take part in the dense ranking; 0 (the default) sets no
+	// floor, so the dense ranking always fills a search's results, even
+	// for a query that means nothing. A useful floor depends on the
+	// model: unrelated texts score about 0.1 with some models and 0.4
+	// with others.
+	MinSimilarity float64
 	// Logger receives the fallbacks to lexical search (nil: discarded).
 	Logger *slog.Logger
 }

@@ -29,12 +29,13 @@ var conceptAxes = map[string]int{
 	"issue": 1, "bug": 1, "ticket": 1, "defect": 1,
 	"message": 2, "chat": 2, "slack": 2, "post": 2,
 	"file": 3, "disk": 3, "read": 3,
+	"xyzzy": 5, "plugh": 5, // no tool's concept
 }
 
 // fakeVector embeds text as counts over conceptAxes, plus a small
-// constant so no vector is zero.
+// constant so no vector is zero (axis 4).
 func fakeVector(text string) []float32 {
-	v := make([]float32, 5)
+	v := make([]float32, 6)
 	v[4] = 0.01
 	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return r < 'a' || r > 'z' }) {
 		if a, ok := conceptAxes[w]; ok {
@@ -186,6 +187,36 @@ func TestHybridSearch_fusesDenseAndLexicalRanks(t *testing.T) {
 	res := c.searchResult(t.Context(), "will it rain tomorrow", 1)
 	if res.Update == nil || !cmp.Equal(res.Update.Promoted.Names, []string{"wx_get_forecast"}) {
 		t.Errorf("tool_search promotion = %+v", res.Update)
+	}
+}
+
+// TestHybridSearch_similarityFloor checks MinSimilarity: without it the
+// dense ranking fills the results of a query that means nothing to the
+// model; with it such a query finds only what its words find.
+func TestHybridSearch_similarityFloor(t *testing.T) {
+	f := newFakeEmbeddings(t)
+	tests := []struct {
+		name  string
+		floor float64
+		query string
+		want  []string
+	}{
+		{"no floor: the nearest tools of nothing", 0, "xyzzy plugh", []string{"gh_list_repos", "wx_get_forecast"}},
+		{"a floor: nothing", 0.5, "xyzzy plugh", nil},
+		{"a floor keeps what is near", 0.5, "will it rain tomorrow", []string{"wx_get_forecast"}},
+		{"a floor keeps the words' matches", 0.5, "list the repositories", []string{"gh_list_repos", "gh_create_issue"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, h := hybridCatalog(t, HybridOptions{Embedder: f.client(), MinSimilarity: tt.floor})
+			if !h.Wait(t.Context(), c) {
+				t.Fatal("the catalogue has no vectors")
+			}
+			got := toolNames(c.SearchContext(t.Context(), tt.query, 2))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("SearchContext(%q) (-want +got):\n%s", tt.query, diff)
+			}
+		})
 	}
 }
 

@@ -16,11 +16,12 @@ func (a *app) toolSearchHybrid() *deferred.Hybrid {
 		return nil
 	}
 	h := deferred.NewHybrid(deferred.HybridOptions{
-		Embedder:     &deferred.EmbeddingsClient{BaseURL: e.BaseURL, Model: e.Model, APIKey: e.APIKey},
-		CacheDir:     filepath.Join(a.homeDir(), "cache", "tool-embeddings"),
-		QueryTimeout: time.Duration(e.QueryTimeoutMS) * time.Millisecond,
-		BuildTimeout: time.Duration(e.BuildTimeoutSeconds) * time.Second,
-		Logger:       a.logger,
+		Embedder:      &deferred.EmbeddingsClient{BaseURL: e.BaseURL, Model: e.Model, APIKey: e.APIKey},
+		CacheDir:      filepath.Join(a.homeDir(), "cache", "tool-embeddings"),
+		QueryTimeout:  time.Duration(e.QueryTimeoutMS) * time.Millisecond,
+		BuildTimeout:  time.Duration(e.BuildTimeoutSeconds) * time.Second,
+		MinSimilarity: e.MinSimilarity,
+		Logger:        a.logger,
 	})
 	a.onClose(h.Close)
 	a.hybrid = h
