@@ -46,13 +46,20 @@ const maxVerbDistance = 12
 // which roles its paths play. A path's role is that of the nearest verb
 // of either list before it, in the same sentence and after any earlier
 // path: "Read /a.xlsx, plot it and save it in /b.png" reads a.xlsx and
-// writes b.png.
+// writes b.png. A path no verb governs takes the role of the preposition
+// right before it, if it says one ("translate it into /b.txt",
+// "the lines from /a.log").
 func pathRoles(query string) (mentions, write, read bool) {
 	verbs := pathVerbs()
 	role, distance := roleNone, 0
+	prev := "" // the word before the field, lowercased
 	for f := range strings.FieldsSeq(query) {
+		w := strings.ToLower(strings.Trim(f, ",;:.!?()[]\"'"))
 		if isPath(f) {
 			mentions = true
+			if role == roleNone {
+				role = prepositionRole(prev)
+			}
 			switch role {
 			case roleWrite:
 				write = true
@@ -60,17 +67,30 @@ func pathRoles(query string) (mentions, write, read bool) {
 				read = true
 			}
 			role = roleNone
-		} else if w := strings.ToLower(strings.Trim(f, ",;:.!?()[]\"'")); w != "" {
+		} else if w != "" {
 			if r, ok := verbs[stemWord(w)]; ok {
 				role, distance = r, 0
 			}
 		}
+		prev = w
 		distance++
 		if distance > maxVerbDistance || endsSentence(f) {
 			role = roleNone
 		}
 	}
 	return mentions, write, read
+}
+
+// prepositionRole is the role a path takes from the word right before
+// it: a destination ("to", "into") is written, a source ("from") read.
+func prepositionRole(w string) pathRole {
+	switch w {
+	case "to", "into":
+		return roleWrite
+	case "from":
+		return roleRead
+	}
+	return roleNone
 }
 
 // isPath reports whether a whitespace-separated field of a query is a

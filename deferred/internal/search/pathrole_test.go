@@ -21,6 +21,10 @@ func TestPathRoles(t *testing.T) {
 		{"a verb of another sentence", "Write a poem. The notes are in ~/notes/today.txt", roles{true, false, false}},
 		{"a verb too far away", "write one two three four five six seven eight nine ten eleven twelve thirteen /x/y.md", roles{true, false, false}},
 		{"the verb before an earlier path", "save /a/one.md and /b/two.md", roles{true, true, false}},
+		{"no verb: a destination", "Translate the poem into /root/fr/poem.txt", roles{true, true, false}},
+		{"no verb: a source", "the errors from /var/log/app.log, counted by day", roles{true, false, true}},
+		{"a verb wins over the preposition", "read the rows to /root/x.csv", roles{true, false, true}},
+		{"other prepositions say nothing", "a markdown report on /root/report.md", roles{true, false, false}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
