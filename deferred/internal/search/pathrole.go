@@ -17,26 +17,41 @@ const (
 )
 
 // Verbs whose object is a file the request produces, or one it
-// consumes. Generic verbs of both kinds ("process", "summarize", "use")
-// are in neither list: their object may be the input or the output.
+// consumes, with their irregular forms. Generic verbs of both kinds
+// ("process", "summarize", "use") are in neither list: their object may
+// be the input or the output.
 const (
-	writeVerbs = "save write store export output put create generate draft make produce dump persist"
-	readVerbs  = "read open load parse import get view inspect analyze analyse extract convert"
+	writeVerbs = "save write wrote written store export output put create generate draft make made produce dump persist"
+	readVerbs  = "read open load parse import get got gotten view inspect analyze analyse extract convert"
 )
 
-// pathVerbs maps the stem of each verb above to its role. Like the
-// lexicon it depends on no catalogue: built once per process, shared
-// read-only.
+// pathVerbs maps every form of each verb above (save, saves, saved,
+// saving) to its role, so a query's words are looked up as they are,
+// without stemming. Like the lexicon it depends on no catalogue: built
+// once per process, shared read-only.
 var pathVerbs = sync.OnceValue(func() map[string]pathRole {
 	out := make(map[string]pathRole)
-	for w := range strings.FieldsSeq(writeVerbs) {
-		out[stemWord(w)] = roleWrite
-	}
-	for w := range strings.FieldsSeq(readVerbs) {
-		out[stemWord(w)] = roleRead
+	for role, verbs := range map[pathRole]string{roleWrite: writeVerbs, roleRead: readVerbs} {
+		for v := range strings.FieldsSeq(verbs) {
+			for _, form := range verbForms(v) {
+				out[form] = role
+			}
+		}
 	}
 	return out
 })
+
+// verbForms returns v and its regular inflections: -s/-es, -ed/-d and
+// -ing, with a final e dropped (saving) or a final consonant doubled
+// (putting) where English may, and both where it is not clear.
+func verbForms(v string) []string {
+	forms := []string{v, v + "s", v + "es"}
+	if strings.HasSuffix(v, "e") {
+		return append(forms, v+"d", v[:len(v)-1]+"ing")
+	}
+	last := v[len(v)-1:]
+	return append(forms, v+"ed", v+"ing", v+last+"ed", v+last+"ing")
+}
 
 // maxVerbDistance bounds how many words before a path its verb may be
 // ("save the final summary as a Markdown report to /x.md": 8).
@@ -50,11 +65,14 @@ const maxVerbDistance = 12
 // right before it, if it says one ("translate it into /b.txt",
 // "the lines from /a.log").
 func pathRoles(query string) (mentions, write, read bool) {
+	if strings.IndexByte(query, '/') < 0 {
+		return false, false, false // no path: no word to stem
+	}
 	verbs := pathVerbs()
 	role, distance := roleNone, 0
 	prev := "" // the word before the field, lowercased
 	for f := range strings.FieldsSeq(query) {
-		w := strings.ToLower(strings.Trim(f, ",;:.!?()[]\"'"))
+		w := lowerASCII(strings.Trim(f, ",;:.!?()[]\"'"))
 		if isPath(f) {
 			mentions = true
 			if role == roleNone {
@@ -68,7 +86,7 @@ func pathRoles(query string) (mentions, write, read bool) {
 			}
 			role = roleNone
 		} else if w != "" {
-			if r, ok := verbs[stemWord(w)]; ok {
+			if r, ok := verbs[w]; ok {
 				role, distance = r, 0
 			}
 		}
