@@ -22,7 +22,7 @@ func (ix *Index) warmUp() {
 }
 
 // loadSearchTables indexes the data files searches read (derivations.txt,
-// cedict.txt and vectors.bin) and stems the verbs of path roles
+// cedict.txt and vectors.bin) and lists the verb forms of path roles
 // (pathrole.go) if this process has not yet, so the first
 // query of a catalogue does not pay for it: building an index calls it
 // beside the analysis. It costs about 3 ms and 0.8 MB once per process
