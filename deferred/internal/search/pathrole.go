@@ -112,15 +112,21 @@ func prepositionRole(w string) pathRole {
 }
 
 // isPath reports whether a whitespace-separated field of a query is a
-// file path: absolute, home- or dot-relative.
+// file path: absolute, home- or dot-relative, also when quoted or
+// bracketed ("`/root/x.md`", "(./notes.txt)").
 func isPath(f string) bool {
+	f = strings.TrimLeft(f, openers)
 	return len(f) > 2 && (f[0] == '/' || strings.HasPrefix(f, "~/") || strings.HasPrefix(f, "./"))
 }
+
+// openers are the quotes and brackets a path or address may start with.
+const openers = "\"'`([{<"
 
 // mentionsURL reports whether the query holds a web address: a field
 // with a scheme ("https://…") or one that starts with "www.".
 func mentionsURL(query string) bool {
 	for f := range strings.FieldsSeq(query) {
+		f = strings.TrimLeft(f, openers)
 		if strings.Contains(f, "://") || len(f) > 4 && strings.EqualFold(f[:4], "www.") {
 			return true
 		}

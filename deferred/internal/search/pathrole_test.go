@@ -28,6 +28,9 @@ func TestPathRoles(t *testing.T) {
 		{"no verb: a source", "the errors from /var/log/app.log, counted by day", roles{true, false, true}},
 		{"a verb wins over the preposition", "read the rows to /root/x.csv", roles{true, false, true}},
 		{"other prepositions say nothing", "a markdown report on /root/report.md", roles{true, false, false}},
+		{"a quoted path", "save it as `/root/out.md`", roles{true, true, false}},
+		{"a bracketed path", "the notes (./notes.txt) to read", roles{true, false, false}},
+		{"a quoted home path", `write it to "~/out.txt"`, roles{true, true, false}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -90,6 +93,7 @@ func TestMentionsURL(t *testing.T) {
 		{"summarize https://example.com/post", true},
 		{"run a reconnaissance on www.example.com.", true},
 		{"what is new on WWW.EXAMPLE.ORG", true},
+		{"the page (www.example.com) in short", true},
 		{"save it to /root/x.md", false},
 		{"the world wide web", false},
 		{"www", false},
