@@ -274,7 +274,7 @@ func (c *CV) lexiconVariants(base []Outcome) ([]variant, error) {
 func paramGrid(name string, def float64) []float64 {
 	var vs []float64
 	switch {
-	case name == "regex_first":
+	case name == "regex_first", name == "repeats_last":
 		vs = []float64{0}
 	case name == "prefix.min_length":
 		vs = []float64{3, 5, 6}

@@ -473,25 +473,34 @@ func (r *ranking) score(d int32) float64 {
 			}
 		}
 	}
-	if sid := ix.server[d]; sid >= 0 {
-		if r.serverHit == nil {
-			r.serverHit = make([]int8, len(ix.serverTerms))
-		}
-		if r.serverHit[sid] == 0 {
-			hit := len(ix.serverTerms[sid]) > 0
-			for _, term := range ix.serverTerms[sid] {
-				hit = hit && r.exact[term]
-			}
-			r.serverHit[sid] = 1
-			if hit {
-				r.serverHit[sid] = 2
-			}
-		}
-		if r.serverHit[sid] == 2 {
-			s *= 1 + ix.p.server
-		}
+	if r.namesServer(d) {
+		s *= 1 + ix.p.server
 	}
 	return s
+}
+
+// namesServer reports whether the query holds every term of document d's
+// server name (false for a tool without a server).
+func (r *ranking) namesServer(d int32) bool {
+	ix := r.ix
+	sid := ix.server[d]
+	if sid < 0 || r.exact == nil {
+		return false
+	}
+	if r.serverHit == nil {
+		r.serverHit = make([]int8, len(ix.serverTerms))
+	}
+	if r.serverHit[sid] == 0 {
+		hit := len(ix.serverTerms[sid]) > 0
+		for _, term := range ix.serverTerms[sid] {
+			hit = hit && r.exact[term]
+		}
+		r.serverHit[sid] = 1
+		if hit {
+			r.serverHit[sid] = 2
+		}
+	}
+	return r.serverHit[sid] == 2
 }
 
 // top returns the documents with a positive score, best first, ties in

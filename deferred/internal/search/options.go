@@ -45,16 +45,16 @@ type fieldParam struct{ weight, b float64 }
 
 // params are the resolved tuned constants of one index.
 type params struct {
-	field                                                    [numFields]fieldParam
-	k1, nameCoverage, server, exactName                      float64
-	synonym, derivation, gloss, bigram                       float64
-	pathFile, pathRole, camelPart, prefix, minPrefix, maxExt float64
-	regexFirst                                               float64
-	dense, denseFloor, denseIDF                              float64
-	maxBoost                                                 float64 // the largest factor the boosts multiply by
-	rm3                                                      RM3
-	syn                                                      map[string][]string
-	customSyn                                                bool // syn replaces the shared synonym table
+	field                                                                 [numFields]fieldParam
+	k1, nameCoverage, server, exactName                                   float64
+	synonym, derivation, gloss, bigram                                    float64
+	pathFile, pathRole, camelPart, repeatsLast, prefix, minPrefix, maxExt float64
+	regexFirst                                                            float64
+	dense, denseFloor, denseIDF                                           float64
+	maxBoost                                                              float64 // the largest factor the boosts multiply by
+	rm3                                                                   RM3
+	syn                                                                   map[string][]string
+	customSyn                                                             bool // syn replaces the shared synonym table
 }
 
 var fieldNames = [numFields]string{
@@ -103,6 +103,8 @@ func (p *params) ref(name string) *float64 {
 		return &p.maxExt
 	case "regex_first":
 		return &p.regexFirst
+	case "repeats_last":
+		return &p.repeatsLast
 	case "weight.dense":
 		return &p.dense
 	case "dense.floor":
@@ -124,7 +126,9 @@ func (p *params) ref(name string) *float64 {
 // reads, camel_part: a part of a camelCase word whose whole is a
 // catalogue word, prefix); "prefix.min_length" and
 // "prefix.max_extension" bound truncation matches; "regex_first" (1 on,
-// 0 off) ranks DeerFlow's regex hits first; "weight.dense" (0 off),
+// 0 off) ranks DeerFlow's regex hits first; "repeats_last" (1 on, 0
+// off) lists a second server's tool of an already listed MCP name after
+// the others (repeats.go); "weight.dense" (0 off),
 // "dense.floor" and "dense.idf" set the word-vector score (see
 // denseWeight).
 func ParamNames() []string {
@@ -137,7 +141,7 @@ func ParamNames() []string {
 	}
 	return append(out, "k1", "boost.name_coverage", "boost.server", "boost.exact_name",
 		"weight.synonym", "weight.derivation", "weight.gloss", "weight.name_bigram",
-		"weight.path_file", "weight.path_role", "weight.camel_part", "weight.prefix", "prefix.min_length", "prefix.max_extension", "regex_first",
+		"weight.path_file", "weight.path_role", "weight.camel_part", "weight.prefix", "prefix.min_length", "prefix.max_extension", "regex_first", "repeats_last",
 		"weight.dense", "dense.floor", "dense.idf")
 }
 
@@ -147,7 +151,7 @@ func shippedParams() params {
 		field: fieldParams, k1: bm25K1, nameCoverage: nameCoverageBoost, server: serverBoost,
 		exactName: exactNameBoost, synonym: synonymWeight, derivation: derivationWeight, gloss: 1,
 		bigram: nameBigramWeight, pathFile: pathFileWeight, pathRole: pathRoleWeight, camelPart: camelPartWeight, prefix: prefixWeight,
-		minPrefix: minPrefix, maxExt: maxExtension, regexFirst: 1,
+		minPrefix: minPrefix, maxExt: maxExtension, regexFirst: 1, repeatsLast: 1,
 		dense: denseWeight, denseFloor: denseFloor, denseIDF: denseUnknownIDF,
 	}
 	p.maxBoost = (1 + p.nameCoverage) * (1 + p.exactName) * (1 + p.server)

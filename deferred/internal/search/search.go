@@ -64,6 +64,15 @@ func (ix *Index) SearchDocs(query string, limit int) []int {
 func (ix *Index) search(q string, limit int) []scored {
 	rk := ix.newRanking(q)
 	defer rk.release()
+	if limit <= 0 || ix.p.repeatsLast == 0 {
+		return ix.rankedHits(rk, q, limit)
+	}
+	return ix.repeatsLast(rk, ix.rankedHits(rk, q, limit+repeatSlack), limit)
+}
+
+// rankedHits is the ranked search of q with its ranking rk: DeerFlow's
+// regex hits first, when regex_first is on, then the best of the rest.
+func (ix *Index) rankedHits(rk *ranking, q string, limit int) []scored {
 	if ix.p.regexFirst == 0 {
 		return rk.top(limit)
 	}
