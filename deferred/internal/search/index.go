@@ -411,7 +411,7 @@ type scratch struct {
 	touched    []int32
 	bestDocs   []int32
 	dense      []float32 // the query's vector and a word's (addDense)
-	cutVals    []float64 // base scores to select the dense candidates from
+	cutVals    []float64 // base scores to select candidates from (top, addDense)
 }
 
 func (ix *Index) getScratch() *scratch {
@@ -510,8 +510,12 @@ func (r *ranking) namesServer(d int32) bool {
 func (r *ranking) top(limit int) []scored {
 	cands := r.touched
 	if limit > 0 && len(cands) > limit {
-		kth := topK(cands, func(d int32) float64 { return r.base[d] }, limit)
-		floor := kth[len(kth)-1].score / r.ix.p.maxBoost
+		vals := r.sc.cutVals[:0]
+		for _, d := range cands {
+			vals = append(vals, r.base[d])
+		}
+		floor := kthLargest(vals, limit) / r.ix.p.maxBoost
+		r.sc.cutVals = vals
 		cands = make([]int32, 0, 4*limit)
 		for _, d := range r.touched {
 			if r.base[d] >= floor {
