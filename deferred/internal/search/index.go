@@ -63,8 +63,8 @@ const (
 	// added to one that mentions a web address.
 	pathFileWeight = 0.5
 	// pathRoleWeight is the weight of the terms "write" and "file", or
-	// "read" and "file", added to a query whose path is the object of a
-	// verb that writes or reads it (see pathRoles).
+	// "read" and "file", added to a query whose path a verb or a
+	// preposition says is written or read (see pathRoles).
 	pathRoleWeight = 1.0
 	// camelPartWeight is the weight of a part of a camelCase query word
 	// whose whole the catalogue has as a word ("YouTube": youtube at 1,
@@ -136,10 +136,13 @@ type qterm struct {
 }
 
 // queryTerms returns the query's term groups: for each distinct query
-// word, its index term at weight 1 and the index terms it also matches at
-// lower weight (lexicon synonyms, truncation matches), and for each
-// Chinese dictionary word its English glosses. A document scores
-// the best match of each group, so a word's variants never add up.
+// word (a camelCase word whole where the catalogue has it, see
+// wordGroup), its index term at weight 1 and the index terms it also
+// matches at lower weight (lexicon synonyms, truncation matches); for
+// each Chinese dictionary word its English glosses; and the terms its
+// file paths and web addresses imply (appendPathTerms). A document
+// scores the best match of each group, so a word's variants never add
+// up.
 // seq is the index term of each query word that is not a stop word, in
 // query order (-1 for a word the catalogue lacks), for phrase matches;
 // words are those words once each, for the word-vector score.

@@ -66,7 +66,7 @@ const maxVerbDistance = 12
 // "the lines from /a.log").
 func pathRoles(query string) (mentions, write, read bool) {
 	if strings.IndexByte(query, '/') < 0 {
-		return false, false, false // no path: no word to stem
+		return false, false, false // no path: nothing to scan
 	}
 	verbs := pathVerbs()
 	role, distance := roleNone, 0
@@ -140,8 +140,10 @@ func endsSentence(f string) bool {
 }
 
 // appendPathTerms adds to a query's term groups what its file paths and
-// web addresses imply: "url" for a web address, "file" for any path, and "write" or "read" (with "file" at the
-// same weight) for a path a verb writes or reads.
+// web addresses imply: "url" for a web address (at pathFileWeight), and
+// for a path "file" at pathFileWeight, or, when a verb or preposition
+// says the path is written or read, "write" or "read" and "file" at
+// pathRoleWeight.
 func (ix *Index) appendPathTerms(out [][]qterm, query string) [][]qterm {
 	if ix.p.pathFile <= 0 && ix.p.pathRole <= 0 {
 		return out
