@@ -23,6 +23,12 @@
 // -params "name=value,..." and -drop-lexicon "N,..." switch the ranker's
 // tuned elements for antler and antler+rm3 (deferred.SearchOptions).
 //
+// -per-step searches once per annotated step of each task (LiveMCPBench's
+// steps, one a line) instead of with the whole task, as tool_search's
+// description asks an agent to, and scores the union of the steps' top
+// k; it prints {"method","k","queries","recall_at_k","hit_at_k","mrr",
+// "mean_tools","steps"}, recall over mean_tools tools a task.
+//
 // -cv cross-validates instead (see cv.go): the queries are split into
 // -folds folds by server (seeded by -seed), and every method is scored
 // in-fold (choices made on the whole set) and out of fold (each fold
@@ -54,6 +60,7 @@ func main() {
 	params := flag.String("params", "", "`name=value,...`: the ranker's parameters for -method antler and antler+rm3 (see deferred.SearchParamNames)")
 	drop := flag.String("drop-lexicon", "", "`N,...`: lexicon groups to leave out for -method antler and antler+rm3")
 	cv := flag.Bool("cv", false, "cross-validate every method by server folds")
+	perStep := flag.Bool("per-step", false, "search once per annotated step of each task (the query file's steps) and score the union of the steps' top k")
 	folds := flag.Int("folds", 5, "cross-validation `folds`")
 	seed := flag.Uint64("seed", 1, "seed of the cross-validation split")
 	objective := flag.String("objective", "", "what cross-validation maximises: recall or hit (default: recall for LiveMCPBench-style gold lists, hit otherwise)")
@@ -67,7 +74,7 @@ func main() {
 	default:
 		var opts deferred.SearchOptions
 		if opts, err = parseOptions(*params, *drop); err == nil {
-			err = run(*catalog, *queries, *k, *method, *rm3, opts, *asJSON)
+			err = run(*catalog, *queries, *k, *method, *rm3, opts, *asJSON, *perStep)
 		}
 	}
 	if err != nil {
@@ -76,7 +83,7 @@ func main() {
 	}
 }
 
-func run(catalogFile, queryFile string, k int, method, rm3 string, opts deferred.SearchOptions, asJSON bool) error {
+func run(catalogFile, queryFile string, k int, method, rm3 string, opts deferred.SearchOptions, asJSON, perStep bool) error {
 	if catalogFile == "" || queryFile == "" {
 		return fmt.Errorf("-catalog and -queries are required")
 	}
@@ -118,6 +125,15 @@ func run(catalogFile, queryFile string, k int, method, rm3 string, opts deferred
 		search = func(q string, k int) []string { return names(s.Search(q, k)) }
 	default:
 		return fmt.Errorf("unknown -method %q (want antler, antler+rm3, deerflow or bm25)", method)
+	}
+	if perStep {
+		res := searcheval.EvaluatePerStep(method, search, ids, qs, k)
+		if asJSON {
+			return json.NewEncoder(os.Stdout).Encode(res)
+		}
+		fmt.Printf("%-8s per step k=%d queries=%d steps=%d recall=%.3f hit=%.3f mrr=%.3f tools=%.1f a task\n",
+			res.Method, res.K, res.Queries, res.Steps, res.RecallAtK, res.HitAtK, res.MRR, res.MeanTools)
+		return nil
 	}
 	res := result{BuildMs: float64(time.Since(start).Microseconds()) / 1e3}
 	res.Result = searcheval.Evaluate(method, res.timed(search), ids, qs, k)

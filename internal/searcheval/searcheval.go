@@ -36,6 +36,9 @@ type Query struct {
 	Query     string     `json:"query"`
 	GoldAnyOf [][]string `json:"gold_ids_any_of"`
 	GoldIDs   []string   `json:"gold_ids"`
+	// Steps is LiveMCPBench's annotated plan, one numbered step a line
+	// ("1. Fetch …\n2. Create …"); "" elsewhere.
+	Steps string `json:"steps"`
 }
 
 // Golds returns the query's gold tools, each as the list of catalogue ids

@@ -63,3 +63,39 @@ func TestDeerFlowRegexRanking(t *testing.T) {
 		})
 	}
 }
+
+func TestEvaluatePerStep(t *testing.T) {
+	ids := map[string]string{"a": "A", "b": "B", "c": "C", "x": "X"}
+	results := map[string][]string{
+		"fetch it":  {"x", "a"},
+		"save it":   {"b", "x"},
+		"whole":     {"c"},
+		"whole two": {"x"},
+	}
+	queries := []Query{
+		{Query: "whole", GoldIDs: []string{"A", "B"}, Steps: "1. fetch it\n2) save it\n\n"}, // x b a: both found
+		{Query: "whole", GoldIDs: []string{"C"}},                                            // no steps: the query
+		{Query: "whole two", GoldIDs: []string{"A"}, Steps: "  \n"},                         // blank steps: the query
+	}
+	search := func(q string, k int) []string {
+		r := results[q]
+		return r[:min(k, len(r))]
+	}
+	got := EvaluatePerStep("m", search, ids, queries, 2)
+	want := StepResult{
+		Result:    Result{Method: "m", K: 2, Queries: 3, RecallAtK: 3.0 / 4, HitAtK: 2.0 / 3, MRR: (1.0/2 + 1) / 3},
+		MeanTools: (3.0 + 1 + 1) / 3,
+		Steps:     4,
+	}
+	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b float64) bool { return math.Abs(a-b) < 1e-12 })); diff != "" {
+		t.Errorf("EvaluatePerStep (-want +got):\n%s", diff)
+	}
+}
+
+func TestStepQueries(t *testing.T) {
+	got := StepQueries("1. Looks up whois\n2) Fetch the sitemap\n\n10. Write a report\nno number\n")
+	want := []string{"Looks up whois", "Fetch the sitemap", "Write a report", "no number"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("StepQueries (-want +got):\n%s", diff)
+	}
+}
