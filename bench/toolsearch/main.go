@@ -1,7 +1,7 @@
 // Command toolsearch scores a tool-search method on the offline
 // evaluation data (normalised JSONL catalogue and query files):
 //
-//	go run ./bench/toolsearch -catalog FILE.jsonl -queries FILE.jsonl [-k 5] [-method antler|deerflow|bm25] [-json]
+//	go run ./bench/toolsearch -catalog FILE.jsonl -queries FILE.jsonl [-k 5] [-method antler|deerflow|bm25] [-per-step] [-json]
 //	go run ./bench/toolsearch -catalog FILE.jsonl -context
 //	go run ./bench/toolsearch -catalog FILE.jsonl -queries FILE.jsonl -cv [-folds 5] [-seed 1] [-objective recall|hit] [-json]
 //
