@@ -111,3 +111,58 @@ func TestEndToEndScriptedModel(t *testing.T) {
 	}
 	_ = out2
 }
+
+// TestEndToEndSearchesInOneTurn checks what tool_search's description
+// offers: one search per step, as separate calls in one turn. Both
+// calls' promotions reach the next request.
+func TestEndToEndSearchesInOneTurn(t *testing.T) {
+	mk := func(server, name, desc string) *tool.Tool {
+		return &tool.Tool{Name: name, Description: desc, Meta: map[string]string{"mcp_server": server},
+			InputSchema: json.RawMessage(`{"type":"object","properties":{}}`),
+			Handler: func(context.Context, *tool.Call, json.RawMessage) (*tool.Result, error) {
+				return tool.Text("ok"), nil
+			}}
+	}
+	sheet := mk("excel", "excel_read_sheet", "Read the cells of a spreadsheet.")
+	chart := mk("charts", "charts_bar_chart", "Draw a bar chart of values.")
+	mail := mk("mail", "mail_send", "Send an email.")
+	d, err := deferred.Setup([]*tool.Tool{sheet, chart, mail}, config.ToolSearch{Enabled: true, MaxResults: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen [][]string
+	m := modeltest.New(
+		modeltest.Turn{Func: func(req *model.Request) modeltest.Turn {
+			seen = append(seen, modeltest.ToolNames(req))
+			return modeltest.Turn{ToolCalls: []model.ToolCall{
+				{ID: "c1", Name: deferred.ToolSearchName, Arguments: json.RawMessage(`{"query":"read spreadsheet"}`)},
+				{ID: "c2", Name: deferred.ToolSearchName, Arguments: json.RawMessage(`{"query":"bar chart"}`)},
+			}}
+		}},
+		modeltest.Turn{Func: func(req *model.Request) modeltest.Turn {
+			seen = append(seen, modeltest.ToolNames(req))
+			return modeltest.Turn{Text: "done"}
+		}},
+	)
+	a, err := agent.New(agent.Options{
+		Model:            m,
+		Tools:            []*tool.Tool{d.ToolSearch, sheet, chart, mail},
+		ToolMiddlewares:  []tool.Middleware{d.GuardTools},
+		ModelMiddlewares: []tool.ModelMiddleware{d.FilterModel},
+		SystemPrompt:     d.Prompt,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Invoke(t.Context(), agent.Input{ThreadID: "t1", UserID: "u", Messages: []model.Message{model.UserText("chart my sheet")}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 2 {
+		t.Fatalf("%d model requests, want 2", len(seen))
+	}
+	got := slices.Sorted(slices.Values(seen[1]))
+	want := []string{"charts_bar_chart", "excel_read_sheet", deferred.ToolSearchName}
+	if !slices.Equal(got, want) {
+		t.Errorf("tools after two searches in one turn = %v, want %v", got, want)
+	}
+}
