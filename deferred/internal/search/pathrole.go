@@ -65,14 +65,15 @@ const maxVerbDistance = 12
 // right before it, if it says one ("translate it into /b.txt",
 // "the lines from /a.log").
 func pathRoles(query string) (mentions, write, read bool) {
-	if strings.IndexByte(query, '/') < 0 {
+	if strings.IndexByte(query, '/') < 0 && strings.IndexByte(query, '.') < 0 {
 		return false, false, false // no path: nothing to scan
 	}
 	verbs := pathVerbs()
 	role, distance := roleNone, 0
-	prev := "" // the word before the field, lowercased
+	prev := "" // the word before the field
+	var buf [maxVerbLen]byte
 	for f := range strings.FieldsSeq(query) {
-		w := lowerASCII(strings.Trim(f, ",;:.!?()[]\"'"))
+		w := strings.Trim(f, ",;:.!?()[]\"'")
 		if isPath(f) {
 			mentions = true
 			if role == roleNone {
@@ -85,10 +86,8 @@ func pathRoles(query string) (mentions, write, read bool) {
 				read = true
 			}
 			role = roleNone
-		} else if w != "" {
-			if r, ok := verbs[w]; ok {
-				role, distance = r, 0
-			}
+		} else if r, ok := lookupFold(verbs, w, buf[:0]); ok {
+			role, distance = r, 0
 		}
 		prev = w
 		distance++
@@ -102,25 +101,78 @@ func pathRoles(query string) (mentions, write, read bool) {
 // prepositionRole is the role a path takes from the word right before
 // it: a destination ("to", "into") is written, a source ("from") read.
 func prepositionRole(w string) pathRole {
-	switch w {
-	case "to", "into":
+	switch {
+	case strings.EqualFold(w, "to"), strings.EqualFold(w, "into"):
 		return roleWrite
-	case "from":
+	case strings.EqualFold(w, "from"):
 		return roleRead
 	}
 	return roleNone
 }
 
-// isPath reports whether a whitespace-separated field of a query is a
-// file path: absolute, home- or dot-relative, also when quoted or
-// bracketed ("`/root/x.md`", "(./notes.txt)").
-func isPath(f string) bool {
-	f = strings.TrimLeft(f, openers)
-	return len(f) > 2 && (f[0] == '/' || strings.HasPrefix(f, "~/") || strings.HasPrefix(f, "./"))
+// maxVerbLen bounds the verb forms of pathVerbs ("outputting" is 10).
+const maxVerbLen = 16
+
+// lookupFold looks w up in verbs case-insensitively, lowercasing it into
+// buf (a word longer than maxVerbLen is no verb), so that a query's words
+// are not copied.
+func lookupFold(verbs map[string]pathRole, w string, buf []byte) (pathRole, bool) {
+	if w == "" || len(w) > maxVerbLen {
+		return roleNone, false
+	}
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf = append(buf, c)
+	}
+	r, ok := verbs[string(buf)]
+	return r, ok
 }
 
-// openers are the quotes and brackets a path or address may start with.
-const openers = "\"'`([{<"
+// isPath reports whether a whitespace-separated field of a query is a
+// file path: absolute, home- or dot-relative ("/root/x.md", "~/notes",
+// "./a.txt"), or a file name with a common extension, alone or in a
+// relative folder ("report.md", "out/sales.csv"); also when quoted or
+// bracketed ("`/root/x.md`", "(notes.txt)"). A web address is not one.
+func isPath(f string) bool {
+	f = strings.TrimLeft(f, openers)
+	if len(f) > 2 && (f[0] == '/' || strings.HasPrefix(f, "~/") || strings.HasPrefix(f, "./")) {
+		return true
+	}
+	f = strings.TrimRight(f, closers)
+	if strings.Contains(f, "://") || len(f) > 4 && strings.EqualFold(f[:4], "www.") {
+		return false
+	}
+	dot := strings.LastIndexByte(f, '.')
+	if dot <= 0 || f[dot-1] == '/' {
+		return false
+	}
+	return isFileExtension(lowerASCII(f[dot+1:]))
+}
+
+// isFileExtension reports whether a lowercased extension makes a word a
+// file name ("report.md"); a domain ("example.com") or a version ("v1.2")
+// has none of them. js and ts are left out: "Node.js" and "Three.js" are
+// names of libraries far more often than of files.
+func isFileExtension(ext string) bool {
+	switch ext {
+	case "md", "txt", "csv", "tsv", "json", "jsonl", "yaml", "yml", "xml", "html", "htm",
+		"pdf", "doc", "docx", "xls", "xlsx", "ppt", "pptx", "odt", "ods", "rtf", "tex", "bib",
+		"log", "ini", "toml", "sql", "py", "go", "rs", "java", "c", "cpp", "h", "sh",
+		"ipynb", "png", "jpg", "jpeg", "gif", "svg", "webp", "mp3", "wav", "mp4", "zip", "gz", "tar":
+		return true
+	}
+	return false
+}
+
+// openers are the quotes and brackets a path or address may start with;
+// closers those it may end with, and the punctuation after it.
+const (
+	openers = "\"'`([{<"
+	closers = "\"'`)]}>.,;:!?"
+)
 
 // mentionsURL reports whether the query holds a web address: a field
 // with a scheme ("https://…") or one that starts with "www.".

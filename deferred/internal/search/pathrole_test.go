@@ -31,6 +31,14 @@ func TestPathRoles(t *testing.T) {
 		{"a quoted path", "save it as `/root/out.md`", roles{true, true, false}},
 		{"a bracketed path", "the notes (./notes.txt) to read", roles{true, false, false}},
 		{"a quoted home path", `write it to "~/out.txt"`, roles{true, true, false}},
+		{"a bare file name", "Save the results to results.csv.", roles{true, true, false}},
+		{"a relative path", "load data/sales.xlsx and plot it", roles{true, false, true}},
+		{"a quoted file name", "write it to 'notes.md'", roles{true, true, false}},
+		{"a domain is no file", "save it to example.com", roles{false, false, false}},
+		{"a version is no file", "write v1.2 release notes", roles{false, false, false}},
+		{"a web address is no file", "read https://example.com/a.html", roles{false, false, false}},
+		{"an abbreviation is no file", "save e.g. the totals", roles{false, false, false}},
+		{"a library is no file", "write a Node.js server", roles{false, false, false}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
