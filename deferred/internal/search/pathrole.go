@@ -142,7 +142,7 @@ func isPath(f string) bool {
 		return true
 	}
 	f = strings.TrimRight(f, closers)
-	if strings.Contains(f, "://") || len(f) > 4 && strings.EqualFold(f[:4], "www.") {
+	if isURL(f) {
 		return false
 	}
 	dot := strings.LastIndexByte(f, '.')
@@ -174,16 +174,20 @@ const (
 	closers = "\"'`)]}>.,;:!?"
 )
 
-// mentionsURL reports whether the query holds a web address: a field
-// with a scheme ("https://…") or one that starts with "www.".
+// mentionsURL reports whether a field of the query is a web address.
 func mentionsURL(query string) bool {
 	for f := range strings.FieldsSeq(query) {
-		f = strings.TrimLeft(f, openers)
-		if strings.Contains(f, "://") || len(f) > 4 && strings.EqualFold(f[:4], "www.") {
+		if isURL(strings.TrimLeft(f, openers)) {
 			return true
 		}
 	}
 	return false
+}
+
+// isURL reports whether a field, its opening quotes or brackets removed,
+// is a web address: it has a scheme ("https://…") or starts with "www.".
+func isURL(f string) bool {
+	return strings.Contains(f, "://") || len(f) > 4 && strings.EqualFold(f[:4], "www.")
 }
 
 // endsSentence reports whether a field closes a sentence.
