@@ -24,15 +24,14 @@ type StepResult struct {
 // every step's first, then every step's second, and so on. No latencies
 // are taken.
 func EvaluatePerStep(method string, search func(query string, k int) []string, ids map[string]string, queries []Query, k int) StepResult {
-	res := StepResult{Result: Result{Method: method, K: k}}
-	var golds, found, hits, tools int
-	var rr float64
+	var t Tally
+	var res StepResult
+	tools := 0
 	for _, q := range queries {
 		gs := q.Golds()
 		if len(gs) == 0 {
 			continue
 		}
-		res.Queries++
 		steps := StepQueries(q.Steps)
 		if len(steps) == 0 {
 			steps = []string{q.Query}
@@ -44,20 +43,10 @@ func EvaluatePerStep(method string, search func(query string, k int) []string, i
 		res.Steps += len(steps)
 		union := interleave(lists, k)
 		tools += len(union)
-		o := Score(union, ids, gs, len(union))
-		golds += o.Golds
-		found += o.Found
-		if o.Hit() {
-			hits++
-			rr += o.RR
-		}
+		t.add(Score(union, ids, gs, len(union)))
 	}
-	if res.Queries > 0 {
-		res.RecallAtK = float64(found) / float64(golds)
-		res.HitAtK = float64(hits) / float64(res.Queries)
-		res.MRR = rr / float64(res.Queries)
-		res.MeanTools = float64(tools) / float64(res.Queries)
-	}
+	res.Result = t.result(method, k)
+	res.MeanTools = ratio(float64(tools), t.Queries)
 	return res
 }
 

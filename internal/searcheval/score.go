@@ -27,38 +27,30 @@ type Result struct {
 // Evaluate runs search on every query and scores the top k. ids maps a
 // returned tool name to its catalogue id.
 func Evaluate(method string, search func(query string, k int) []string, ids map[string]string, queries []Query, k int) Result {
-	res := Result{Method: method, K: k}
-	var golds, found, hits int
-	var rr float64
+	var t Tally
 	lat := make([]time.Duration, 0, len(queries))
 	for _, q := range queries {
 		gs := q.Golds()
 		if len(gs) == 0 {
 			continue
 		}
-		res.Queries++
 		start := time.Now()
 		names := search(q.Query, k)
 		lat = append(lat, time.Since(start))
-		o := Score(names, ids, gs, k)
-		golds += o.Golds
-		found += o.Found
-		if o.Hit() {
-			hits++
-			rr += o.RR
-		}
+		t.add(Score(names, ids, gs, k))
 	}
-	if res.Queries > 0 {
-		res.RecallAtK = float64(found) / float64(golds)
-		res.HitAtK = float64(hits) / float64(res.Queries)
-		res.MRR = rr / float64(res.Queries)
-	}
+	res := t.result(method, k)
 	slices.Sort(lat)
 	if len(lat) > 0 {
 		res.P50us = float64(lat[len(lat)/2].Nanoseconds()) / 1e3
 		res.P99us = float64(lat[min(len(lat)-1, len(lat)*99/100)].Nanoseconds()) / 1e3
 	}
 	return res
+}
+
+// result is the tally as the scores of method at k.
+func (t Tally) result(method string, k int) Result {
+	return Result{Method: method, K: k, Queries: t.Queries, RecallAtK: t.Recall(), HitAtK: t.Hit(), MRR: t.MRR()}
 }
 
 // Outcome is one query's score at k.
