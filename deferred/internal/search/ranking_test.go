@@ -71,6 +71,7 @@ func TestRankingSignals(t *testing.T) {
 		{"a camelCase brand is also one word: YouTube → youtube", "get the audio of this YouTube video", "media_download_from_youtube"},
 		{"a camelCase word's synonyms: PowerPoint → slide, deck", "make a PowerPoint about my cats", "slides_new_deck"},
 		{"a web address adds url", "what is on https://example.com/blog", "web_fetch"},
+		{"lexicon: currency names → currency", "how many euros are 50 dollars", "money_convert"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
