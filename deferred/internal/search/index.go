@@ -64,7 +64,7 @@ const (
 	pathFileWeight = 0.5
 	// pathRoleWeight is the weight of the terms "write" and "file", or
 	// "read" and "file", added to a query whose path a verb or a
-	// preposition says is written or read (see pathRoles).
+	// preposition says is written or read (see scanLocators).
 	pathRoleWeight = 1.0
 	// camelPartWeight is the weight of a part of a camelCase query word
 	// whose whole the catalogue has as a word ("YouTube": youtube at 1,

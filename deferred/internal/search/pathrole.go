@@ -57,16 +57,26 @@ func verbForms(v string) []string {
 // ("save the final summary as a Markdown report to /x.md": 8).
 const maxVerbDistance = 12
 
-// pathRoles reports whether the query mentions a file path at all, and
-// which roles its paths play. A path's role is that of the nearest verb
-// of either list before it, in the same sentence and after any earlier
-// path: "Read /a.xlsx, plot it and save it in /b.png" reads a.xlsx and
-// writes b.png. A path no verb governs takes the role of the preposition
-// right before it, if it says one ("translate it into /b.txt",
-// "the lines from /a.log").
-func pathRoles(query string) (mentions, write, read bool) {
+// locators is what a query's file paths and web addresses say (see
+// scanLocators).
+type locators struct {
+	url   bool // a web address
+	path  bool // a file path
+	write bool // a path the request writes
+	read  bool // a path the request reads
+}
+
+// scanLocators finds a query's web addresses and file paths, and the
+// roles its paths play, in one pass over its words. A path's role is
+// that of the nearest verb of either list before it, in the same
+// sentence and after any earlier path: "Read /a.xlsx, plot it and save
+// it in /b.png" reads a.xlsx and writes b.png. A path no verb governs
+// takes the role of the preposition right before it, if it says one
+// ("translate it into /b.txt", "the lines from /a.log").
+func scanLocators(query string) locators {
+	var l locators
 	if strings.IndexByte(query, '/') < 0 && strings.IndexByte(query, '.') < 0 {
-		return false, false, false // no path: nothing to scan
+		return l // neither a path nor an address: nothing to scan
 	}
 	verbs := pathVerbs()
 	role, distance := roleNone, 0
@@ -74,20 +84,21 @@ func pathRoles(query string) (mentions, write, read bool) {
 	var buf [maxVerbLen]byte
 	for f := range strings.FieldsSeq(query) {
 		w := strings.Trim(f, ",;:.!?()[]\"'")
-		if isPath(f) {
-			mentions = true
+		switch {
+		case isURL(strings.TrimLeft(f, openers)):
+			l.url = true
+		case isPath(f):
+			l.path = true
 			if role == roleNone {
 				role = prepositionRole(prev)
 			}
-			switch role {
-			case roleWrite:
-				write = true
-			case roleRead:
-				read = true
-			}
+			l.write = l.write || role == roleWrite
+			l.read = l.read || role == roleRead
 			role = roleNone
-		} else if r, ok := lookupFold(verbs, w, buf[:0]); ok {
-			role, distance = r, 0
+		default:
+			if r, ok := lookupFold(verbs, w, buf[:0]); ok {
+				role, distance = r, 0
+			}
 		}
 		prev = w
 		distance++
@@ -95,7 +106,7 @@ func pathRoles(query string) (mentions, write, read bool) {
 			role = roleNone
 		}
 	}
-	return mentions, write, read
+	return l
 }
 
 // prepositionRole is the role a path takes from the word right before
@@ -143,7 +154,7 @@ func isPath(f string) bool {
 	}
 	f = strings.TrimRight(f, closers)
 	if isURL(f) {
-		return false
+		return false // scanLocators tries isURL first; isPath stands alone too
 	}
 	dot := strings.LastIndexByte(f, '.')
 	if dot <= 0 || f[dot-1] == '/' {
@@ -174,16 +185,6 @@ const (
 	closers = "\"'`)]}>.,;:!?"
 )
 
-// mentionsURL reports whether a field of the query is a web address.
-func mentionsURL(query string) bool {
-	for f := range strings.FieldsSeq(query) {
-		if isURL(strings.TrimLeft(f, openers)) {
-			return true
-		}
-	}
-	return false
-}
-
 // isURL reports whether a field, its opening quotes or brackets removed,
 // is a web address: it has a scheme ("https://…") or starts with "www.".
 func isURL(f string) bool {
@@ -204,27 +205,25 @@ func (ix *Index) appendPathTerms(out [][]qterm, query string) [][]qterm {
 	if ix.p.pathFile <= 0 && ix.p.pathRole <= 0 {
 		return out
 	}
-	if mentionsURL(query) {
-		if id, ok := ix.terms["url"]; ok && ix.p.pathFile > 0 {
-			out = append(out, []qterm{{id, ix.p.pathFile}})
-		}
-	}
-	mentions, write, read := pathRoles(query)
-	if !mentions {
-		return out
-	}
-	file := ix.p.pathFile
+	l := scanLocators(query)
 	add := func(term string, w float64) {
 		if id, ok := ix.terms[term]; ok && w > 0 {
 			out = append(out, []qterm{{id, w}})
 		}
 	}
-	if (write || read) && ix.p.pathRole > 0 {
+	if l.url {
+		add("url", ix.p.pathFile)
+	}
+	if !l.path {
+		return out
+	}
+	file := ix.p.pathFile
+	if (l.write || l.read) && ix.p.pathRole > 0 {
 		file = max(file, ix.p.pathRole)
-		if write {
+		if l.write {
 			add("write", ix.p.pathRole)
 		}
-		if read {
+		if l.read {
 			add("read", ix.p.pathRole)
 		}
 	}

@@ -6,8 +6,8 @@ import (
 	"github.com/antlerhq/antler/tool"
 )
 
-func TestPathRoles(t *testing.T) {
-	type roles struct{ mentions, write, read bool }
+func TestScanLocators(t *testing.T) {
+	type roles struct{ path, write, read bool }
 	tests := []struct {
 		name, query string
 		want        roles
@@ -42,10 +42,9 @@ func TestPathRoles(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var got roles
-			got.mentions, got.write, got.read = pathRoles(tt.query)
-			if got != tt.want {
-				t.Errorf("pathRoles(%q) = %+v, want %+v", tt.query, got, tt.want)
+			l := scanLocators(tt.query)
+			if got := (roles{l.path, l.write, l.read}); got != tt.want {
+				t.Errorf("scanLocators(%q) = %+v, want %+v", tt.query, got, tt.want)
 			}
 		})
 	}
@@ -93,7 +92,7 @@ func names(ts []*tool.Tool) []string {
 	return out
 }
 
-func TestMentionsURL(t *testing.T) {
+func TestScanLocators_url(t *testing.T) {
 	tests := []struct {
 		query string
 		want  bool
@@ -107,21 +106,20 @@ func TestMentionsURL(t *testing.T) {
 		{"www", false},
 	}
 	for _, tt := range tests {
-		if got := mentionsURL(tt.query); got != tt.want {
-			t.Errorf("mentionsURL(%q) = %v, want %v", tt.query, got, tt.want)
+		if got := scanLocators(tt.query).url; got != tt.want {
+			t.Errorf("scanLocators(%q).url = %v, want %v", tt.query, got, tt.want)
 		}
 	}
 }
 
-// FuzzPathRoles checks that a role needs a path.
-func FuzzPathRoles(f *testing.F) {
+// FuzzScanLocators checks that a role needs a path.
+func FuzzScanLocators(f *testing.F) {
 	for _, s := range []string{"save it to /root/x.md.", "Read /a.xlsx, plot it and save it in /b.png", "./x", "~/"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		mentions, write, read := pathRoles(s)
-		if !mentions && (write || read) {
-			t.Errorf("pathRoles(%q) = %v, %v, %v: a role without a path", s, mentions, write, read)
+		if l := scanLocators(s); !l.path && (l.write || l.read) {
+			t.Errorf("scanLocators(%q) = %+v: a role without a path", s, l)
 		}
 	})
 }

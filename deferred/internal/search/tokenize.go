@@ -79,8 +79,10 @@ func splitQueryWords(s string, emit func(word, whole string)) {
 		parts = parts[:0]
 		splitWords(run, func(w string) { parts = append(parts, w) })
 		whole := ""
-		if len(parts) > 1 && isLetters(lowerASCII(run)) {
-			whole = lowerASCII(run)
+		if len(parts) > 1 {
+			if low := lowerASCII(run); isLetters(low) {
+				whole = low
+			}
 		}
 		for _, p := range parts {
 			emit(p, whole)
