@@ -427,6 +427,7 @@ func buildIndexSplitWith(tools []*tool.Tool, m int, beside func(), p *params) *I
 		ix.nameBigrams = nameBigramIndex(bigrams, ix.n)
 		ix.sorted = slices.Clone(ix.termStr)
 		slices.Sort(ix.sorted)
+		ix.nameRepeats = repeatedMCPNames(ix.tools, ix.server)
 	}()
 	b.postings(b.compoundParts())
 	if p.rm3.on() {

@@ -115,6 +115,7 @@ type Index struct {
 	runList []string         // by run id
 
 	nameBigrams map[uint64][]int32 // consecutive name terms (see bigram) → documents
+	nameRepeats bool               // two servers' tools share an MCP name (see repeatsLast)
 
 	forward [][]posting // by doc: its terms (posting.doc is the term id), for RM3 only
 	docVec  []float32   // by doc: its unit word vector (buildDocVectors), nil when weight.dense is 0

@@ -1,5 +1,7 @@
 package search
 
+import "github.com/antlerhq/antler/tool"
+
 // repeatSlack is how many results past the limit a search ranks so that
 // the tools repeatsLast moves back can be replaced.
 const repeatSlack = 8
@@ -33,6 +35,25 @@ func (ix *Index) repeatsLast(rk *ranking, res []scored, limit int) []scored {
 		out = append(out, s)
 	}
 	return out
+}
+
+// repeatedMCPNames reports whether tools of two servers (server: by
+// document) share an MCP name: a catalogue without such a pair never
+// pays for the results repeatsLast ranks past the limit.
+func repeatedMCPNames(tools []*tool.Tool, server []int32) bool {
+	first := make(map[string]int32, len(tools))
+	for d, t := range tools {
+		name := t.Meta[mcpToolKey]
+		if name == "" {
+			continue
+		}
+		if sid, ok := first[name]; !ok {
+			first[name] = server[d]
+		} else if sid != server[d] {
+			return true
+		}
+	}
+	return false
 }
 
 // repeatsEarlier reports whether document d is an MCP tool of a server

@@ -57,3 +57,23 @@ func TestRepeatsLast(t *testing.T) {
 		})
 	}
 }
+
+func TestRepeatedMCPNames(t *testing.T) {
+	named := func(name string) *tool.Tool { return &tool.Tool{Meta: map[string]string{mcpToolKey: name}} }
+	tests := []struct {
+		name   string
+		tools  []*tool.Tool
+		server []int32
+		want   bool
+	}{
+		{"no MCP names", []*tool.Tool{{Name: "a"}, {Name: "a"}}, []int32{-1, -1}, false},
+		{"distinct names", []*tool.Tool{named("read"), named("write")}, []int32{0, 1}, false},
+		{"one name on one server", []*tool.Tool{named("read"), named("read")}, []int32{0, 0}, false},
+		{"one name on two servers", []*tool.Tool{named("read"), named("x"), named("read")}, []int32{0, 0, 1}, true},
+	}
+	for _, tt := range tests {
+		if got := repeatedMCPNames(tt.tools, tt.server); got != tt.want {
+			t.Errorf("%s: repeatedMCPNames = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

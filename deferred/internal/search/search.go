@@ -64,7 +64,7 @@ func (ix *Index) SearchDocs(query string, limit int) []int {
 func (ix *Index) search(q string, limit int) []scored {
 	rk := ix.newRanking(q)
 	defer rk.release()
-	if limit <= 0 || ix.p.repeatsLast == 0 {
+	if limit <= 0 || ix.p.repeatsLast == 0 || !ix.nameRepeats {
 		return ix.rankedHits(rk, q, limit)
 	}
 	return ix.repeatsLast(rk, ix.rankedHits(rk, q, limit+repeatSlack), limit)
